@@ -1,0 +1,52 @@
+/**
+ * Stable `data-testid` values of the page, for browser tests. Change them only
+ * together with the tests that use them.
+ *
+ * Each chart container (`chartTestId(key)`) also carries, for what is drawn now:
+ * - `data-key`: the metric key;
+ * - `data-points`: JSON object, series name -> number of points drawn inside
+ *   the visible x range (the whole series when not zoomed), live points included;
+ * - `data-raw`: "true" when every series shows all its points in that range
+ *   (the bridge answered `raw: true` and nothing was downsampled since), else "false";
+ * - `data-state`: "idle" (not scrolled into view yet), "loading", "ready" or "error";
+ * - `data-smoothing`: "on" / "off"; `data-envelope`: "true" when the min/max band is drawn.
+ *
+ * `window.__curvestream` offers the same as a read-only object (see page/testHooks.ts).
+ */
+export const TEST_IDS = {
+  app: 'app',
+  runsPanel: 'runs-panel',
+  runsTable: 'runs-table',
+  runRow: 'run-row',
+  runCheckbox: 'run-checkbox',
+  runState: 'run-state',
+  runSearch: 'run-search',
+  tagFilter: 'filter-tag',
+  groupFilter: 'filter-group',
+  configKeyFilter: 'filter-config-key',
+  configValueFilter: 'filter-config-value',
+  clearFilters: 'filter-clear',
+  runsCount: 'runs-count',
+  smoothingSlider: 'smoothing-slider',
+  smoothingValue: 'smoothing-value',
+  smoothingKind: 'smoothing-kind',
+  xAxisSelect: 'x-axis-select',
+  logYToggle: 'log-y-toggle',
+  outliersToggle: 'ignore-outliers-toggle',
+  envelopeToggle: 'envelope-toggle',
+  themeToggle: 'theme-toggle',
+  liveStatus: 'live-status',
+  metricFilter: 'metric-filter',
+  chartsGrid: 'charts',
+  chartMode: 'chart-mode',
+  chartNotes: 'chart-notes',
+  chartResetZoom: 'chart-reset-zoom',
+  emptyState: 'empty-state',
+  errorBanner: 'error-banner',
+  tokenInput: 'token-input',
+} as const;
+
+/** The test id of the chart of one metric key (any Unicode, kept as is). */
+export function chartTestId(key: string): string {
+  return `chart-${key}`;
+}

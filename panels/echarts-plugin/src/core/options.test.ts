@@ -1,0 +1,197 @@
+import { describe, expect, it } from 'vitest';
+import type { ChartModel, ChartSeriesInput, ChartSettings } from '../types/chart';
+import { buildChartOption, buildDataUpdate, computeLayers, GRID, plotWidthPx, seriesIds } from './options';
+import { LIGHT_THEME } from './theme';
+
+const settings: ChartSettings = {
+  xMode: 'step',
+  logY: false,
+  ignoreOutliers: false,
+  smoothing: 0,
+  smoothingKind: 'ema',
+  showEnvelope: true,
+  theme: LIGHT_THEME,
+};
+
+function curve(id: string, ys: number[]): ChartSeriesInput {
+  const x = ys.map((_, i) => i * 10);
+  return { id, name: `run ${id}`, color: '#4e79a7', data: { x, y: ys, step: x, timeMs: x.map((v) => 1e12 + v) } };
+}
+
+function model(overrides: Partial<ChartModel> = {}, s: Partial<ChartSettings> = {}): ChartModel {
+  return {
+    series: [curve('a', [1, 2, NaN, 4, Infinity, -Infinity, 3]), curve('b', [0.5, 0.25, 0.125])],
+    settings: { ...settings, ...s },
+    widthPx: 600,
+    title: 'train/loss',
+    ...overrides,
+  };
+}
+
+type AnySeries = { id: string; type: string; data: unknown[]; sampling?: string; [k: string]: unknown };
+
+function seriesById(option: ReturnType<typeof buildChartOption>, id: string): AnySeries {
+  const list = option.series as AnySeries[];
+  const found = list.find((s) => s.id === id);
+  if (!found) throw new Error(`no series ${id}`);
+  return found;
+}
+
+describe('plotWidthPx', () => {
+  it('asks for the plot width in device pixels', () => {
+    expect(plotWidthPx(600 + GRID.left + GRID.right, 2)).toBe(1200);
+    expect(plotWidthPx(10, 1)).toBe(1);
+    expect(plotWidthPx(1e6, 3)).toBe(20000);
+    expect(plotWidthPx(400, NaN)).toBe(400 - GRID.left - GRID.right);
+  });
+});
+
+describe('buildChartOption', () => {
+  it('draws lines without symbols and without ECharts sampling', () => {
+    const option = buildChartOption(model());
+    const raw = seriesById(option, seriesIds('a').raw);
+    expect(raw.type).toBe('line');
+    expect(raw.showSymbol).toBe(false);
+    expect(raw.sampling).toBe('none');
+    expect(option.animation).toBe(false);
+  });
+
+  it('gives every series of a run the run name, so the legend toggles them together', () => {
+    const option = buildChartOption(model());
+    const names = (option.series as AnySeries[]).filter((s) => s.id.startsWith('a|')).map((s) => s.name);
+    expect(new Set(names)).toEqual(new Set(['run a']));
+    expect((option.legend as { data: string[] }).data).toEqual(['run a', 'run b']);
+  });
+
+  it('leaves gaps for non-finite values and marks them at the plot edges', () => {
+    const option = buildChartOption(model());
+    const raw = seriesById(option, seriesIds('a').raw).data as [number, number | null][];
+    expect(raw).toHaveLength(7);
+    expect(raw[2]).toEqual([20, null]);
+    expect(raw[4]).toEqual([40, null]);
+    const markers = seriesById(option, seriesIds('a').nonFinite).data as { value: [number, number]; name: string }[];
+    const yAxis = option.yAxis as { min: number; max: number };
+    expect(markers.map((m) => m.name)).toEqual(['NaN', '+Inf', '-Inf']);
+    expect(markers[0]!.value).toEqual([20, yAxis.max]);
+    expect(markers[1]!.value).toEqual([40, yAxis.max]);
+    expect(markers[2]!.value).toEqual([50, yAxis.min]);
+    expect(computeLayers(model()).notes[0]).toBe('1 NaN, 1 +Inf, 1 -Inf marked at the plot edge');
+  });
+
+  it('draws the smoothed line over a faint raw line, with a min/max band', () => {
+    const m = model({}, { smoothing: 0.6 });
+    const option = buildChartOption(m);
+    const ids = seriesIds('a');
+    const raw = seriesById(option, ids.raw);
+    const smooth = seriesById(option, ids.smooth);
+    expect((raw.lineStyle as { opacity: number }).opacity).toBeLessThan(1);
+    expect(raw.data).toHaveLength(7);
+    expect(smooth.data).toHaveLength(7);
+    expect(smooth.z as number).toBeGreaterThan(raw.z as number);
+    const low = seriesById(option, ids.envelopeLow);
+    const high = seriesById(option, ids.envelopeHigh);
+    expect(low.stack).toBe(high.stack);
+    expect(high.stackStrategy).toBe('all');
+    expect(high.areaStyle).toBeDefined();
+    const layers = computeLayers(m);
+    expect(layers.envelopeOn).toBe(true);
+    const lows = (low.data as [number, number][]).map((p) => p[1]);
+    const tops = (high.data as [number, number][]).map((p, i) => p[1] + lows[i]!);
+    expect(Math.max(...tops)).toBe(4);
+    expect(Math.min(...lows)).toBe(1);
+  });
+
+  it('draws no band and no smoothed line when smoothing is off', () => {
+    const option = buildChartOption(model());
+    expect(seriesById(option, seriesIds('a').smooth).data).toEqual([]);
+    expect(seriesById(option, seriesIds('a').envelopeHigh).data).toEqual([]);
+  });
+
+  it('uses the time-weighted EMA when asked', () => {
+    const base = model({}, { smoothing: 0.9, smoothingKind: 'ema' });
+    const timed = model({}, { smoothing: 0.9, smoothingKind: 'time' });
+    timed.series[1]!.dxRef = 100; // coarse reference: much less smoothing
+    const a = computeLayers(base).series[1]!.smoothed!;
+    const b = computeLayers(timed).series[1]!.smoothed!;
+    expect(b[2]).not.toBeCloseTo(a[2]!, 6);
+  });
+
+  it('hides values ≤ 0 on a log axis and says so', () => {
+    const m = model({ series: [curve('a', [-1, 0, 1, 10, 100])] }, { logY: true });
+    const option = buildChartOption(m);
+    expect((option.yAxis as { type: string }).type).toBe('log');
+    const raw = seriesById(option, seriesIds('a').raw).data as [number, number | null][];
+    expect(raw.slice(0, 2).map((p) => p[1])).toEqual([null, null]);
+    expect((option.yAxis as { min: number }).min).toBeGreaterThan(0);
+    expect(computeLayers(m).notes).toContain('2 values ≤ 0 hidden (log scale)');
+  });
+
+  it('keeps a spike out of the y range when outliers are ignored', () => {
+    const ys = Array.from({ length: 500 }, (_, i) => 1 + (i % 5) * 0.01);
+    ys[250] = 1000;
+    const full = buildChartOption(model({ series: [curve('a', ys)] }));
+    const robust = buildChartOption(model({ series: [curve('a', ys)] }, { ignoreOutliers: true }));
+    expect((full.yAxis as { max: number }).max).toBeGreaterThan(1000);
+    expect((robust.yAxis as { max: number }).max).toBeLessThan(2);
+    // the spike is still in the data, only clipped by the axis
+    expect((seriesById(robust, seriesIds('a').raw).data as [number, number][])[250]![1]).toBe(1000);
+  });
+
+  it('fits the y range to the visible window', () => {
+    const m = model({ series: [curve('a', [100, 100, 1, 2, 3])], xWindow: [20, 40] });
+    const y = buildChartOption(m).yAxis as { min: number; max: number };
+    expect(y.max).toBeLessThan(10);
+  });
+
+  it('sets the zoom from the window, in x units', () => {
+    const option = buildChartOption(model({ xWindow: [10, 30] }));
+    const zooms = option.dataZoom as { type: string; startValue?: number; endValue?: number; filterMode: string }[];
+    expect(zooms.map((z) => z.type)).toEqual(['inside', 'slider']);
+    expect(zooms[0]).toMatchObject({ startValue: 10, endValue: 30, filterMode: 'none' });
+  });
+
+  it('picks the x axis type from the x mode', () => {
+    expect((buildChartOption(model({}, { xMode: 'time' })).xAxis as { type: string }).type).toBe('time');
+    const rel = buildChartOption(model({}, { xMode: 'relative' })).xAxis as {
+      type: string;
+      axisLabel: { formatter: (v: number) => string };
+    };
+    expect(rel.type).toBe('value');
+    expect(rel.axisLabel.formatter(90)).toBe('1m 30s');
+  });
+
+  it('shows every curve in the tooltip, sorted by value', () => {
+    const option = buildChartOption(model());
+    const formatter = (option.tooltip as { formatter: (p: unknown) => string }).formatter;
+    const html = formatter([{ axisValue: 10 }]);
+    expect(html).toContain('train/loss');
+    expect(html.indexOf('run a')).toBeLessThan(html.indexOf('run b'));
+  });
+});
+
+describe('buildDataUpdate', () => {
+  it('carries only data, y bounds and the tooltip: no zoom, no axes types', () => {
+    const update = buildDataUpdate(model());
+    expect(Object.keys(update).sort()).toEqual(['series', 'tooltip', 'yAxis']);
+    const ids = (update.series as AnySeries[]).map((s) => s.id);
+    expect(ids).toEqual([
+      ...Object.values(seriesIds('a')).sort(sortLike),
+      ...Object.values(seriesIds('b')).sort(sortLike),
+    ]);
+    for (const s of update.series as AnySeries[]) {
+      expect(s.name).toBeUndefined();
+      expect(s.stack).toBeUndefined();
+    }
+  });
+
+  it('addresses the same series ids as the full option', () => {
+    const full = (buildChartOption(model()).series as AnySeries[]).map((s) => s.id);
+    const data = (buildDataUpdate(model()).series as AnySeries[]).map((s) => s.id);
+    expect(data).toEqual(full);
+  });
+});
+
+const ORDER = ['env-lo', 'env-hi', 'raw', 'smooth', 'non-finite'];
+function sortLike(a: string, b: string): number {
+  return ORDER.indexOf(a.split('|')[1]!) - ORDER.indexOf(b.split('|')[1]!);
+}

@@ -1,0 +1,106 @@
+/**
+ * Shapes of the bridge's HTTP and WebSocket API (docs/http-api.md).
+ * Only types: the core and every host share them.
+ */
+
+/** A value as JSON carries it: non-finite values travel as strings. */
+export type ApiNumber = number | 'NaN' | 'Infinity' | '-Infinity';
+
+export type RunState = 'running' | 'finished' | 'failed' | 'lost' | 'unknown';
+
+/** The x axis of a series query. `relative` is seconds since the run's first point. */
+export type XMode = 'step' | 'time' | 'relative';
+
+export interface ApiRun {
+  project: string;
+  run: string;
+  state: RunState;
+  reason?: string;
+  started_ms?: number | null;
+  updated_ms?: number | null;
+  tags?: string[];
+  group?: string | null;
+  config?: Record<string, unknown>;
+  host?: string | null;
+  git_commit?: string | null;
+  git_dirty?: boolean | null;
+  points?: number;
+}
+
+export interface ApiRunsResponse {
+  runs: ApiRun[];
+}
+
+export interface ApiMetric {
+  key: string;
+  count: number;
+  first_step?: number | null;
+  last_step?: number | null;
+  last_value?: ApiNumber | null;
+  first_ms?: number | null;
+  last_ms?: number | null;
+}
+
+export interface ApiMetricsResponse {
+  project: string;
+  run: string;
+  metrics: ApiMetric[];
+}
+
+export interface ApiPoint {
+  x: number;
+  y: ApiNumber;
+  step: number;
+  time_ms: number;
+}
+
+export interface ApiSeriesResponse {
+  project: string;
+  run: string;
+  key: string;
+  x: XMode;
+  start: number | null;
+  end: number | null;
+  width: number;
+  raw: boolean;
+  total: number;
+  points: { x: number[]; y: ApiNumber[]; step: number[]; time_ms: number[] };
+  before: ApiPoint | null;
+  after: ApiPoint | null;
+}
+
+export interface LiveSeriesFrame {
+  key: string;
+  step: number[];
+  time_ms: number[];
+  y: ApiNumber[];
+}
+
+export interface LivePointsMessage {
+  type: 'points';
+  project: string;
+  run: string;
+  series: LiveSeriesFrame[];
+}
+
+export interface LiveStatusMessage {
+  type: 'status';
+  project: string;
+  run: string;
+  state: RunState;
+  reason?: string;
+}
+
+export interface LiveRunMessage {
+  type: 'run';
+  project: string;
+  run: string;
+}
+
+export type LiveMessage = LivePointsMessage | LiveStatusMessage | LiveRunMessage;
+
+export interface LiveSubscription {
+  project: string;
+  run: string;
+  keys?: string[] | null;
+}

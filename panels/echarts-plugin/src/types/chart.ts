@@ -1,0 +1,63 @@
+import type { XMode } from './api';
+
+/**
+ * One curve as the core handles it: parallel arrays sorted by x.
+ * `y` keeps NaN and ±Infinity as JavaScript numbers; they are never dropped.
+ */
+export interface SeriesData {
+  x: number[];
+  y: number[];
+  step: number[];
+  timeMs: number[];
+}
+
+export type SmoothingKind = 'ema' | 'time';
+
+export interface ChartTheme {
+  name: 'light' | 'dark';
+  text: string;
+  mutedText: string;
+  axisLine: string;
+  splitLine: string;
+  tooltipBackground: string;
+  tooltipBorder: string;
+  tooltipText: string;
+  sliderFill: string;
+}
+
+/** View settings shared by every chart of a host. */
+export interface ChartSettings {
+  xMode: XMode;
+  logY: boolean;
+  /** Scale the y axis to the 1st..99th percentile instead of min..max. */
+  ignoreOutliers: boolean;
+  /** 0 = off, up to 0.999. */
+  smoothing: number;
+  smoothingKind: SmoothingKind;
+  /** Draw a min/max band while smoothing, so spikes stay visible. */
+  showEnvelope: boolean;
+  theme: ChartTheme;
+}
+
+/** One curve of a chart: one run's values of the chart's metric key. */
+export interface ChartSeriesInput {
+  /** Stable and unique within the chart; series ids are derived from it. */
+  id: string;
+  /** Legend and tooltip label. */
+  name: string;
+  color: string;
+  data: SeriesData;
+  /** Mean x distance between raw points: the unit of the time-weighted EMA. */
+  dxRef?: number;
+}
+
+export interface ChartModel {
+  series: ChartSeriesInput[];
+  settings: ChartSettings;
+  /** Plot width in device pixels: sets the envelope's bucket count. */
+  widthPx: number;
+  /** The visible x range; null = everything. The y range follows it. */
+  xWindow?: [number, number] | null;
+  /** Shown as the tooltip's first line (the metric key). */
+  title?: string;
+}
