@@ -1,0 +1,192 @@
+"""The ``curvestream`` command.
+
+    curvestream up [--data DIR] [--port 8080] [--mqtt-port 1883]   embedded stack on 127.0.0.1
+    curvestream demo [--duration 60] [--runs 3]                      a real training loop streaming into it
+    curvestream sync [DIR]                                           replay spooled batches
+    curvestream status [DIR]                                         what is waiting in the spool
+    curvestream bridge [--config FILE]                               the bridge alone, for production
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+__all__ = ["main"]
+
+
+def _need_bridge() -> None:
+    try:
+        import curvestream_bridge  # noqa: F401
+    except ImportError:
+        sys.exit("curvestream: this command needs the bridge: pip install curvestream-bridge (or ./bridge)")
+
+
+def _bridge_alive(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/healthz", timeout=1.0) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def cmd_up(args: argparse.Namespace) -> None:
+    _need_bridge()
+    from curvestream_bridge.service import run_embedded
+
+    try:
+        run_embedded(args.data, args.port, args.mqtt_port, host=args.host)
+    except KeyboardInterrupt:
+        pass
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    from curvestream.demo import run_sweep
+
+    bridge_url = f"http://127.0.0.1:{args.port}"
+    settings = {"bridge_url": bridge_url, "mqtt_url": f"mqtt://127.0.0.1:{args.mqtt_port}"}
+    if args.spool_dir:
+        settings["spool_dir"] = args.spool_dir
+
+    def train() -> None:
+        print(f"curvestream demo: training {args.runs} runs for ~{args.duration:g}s; "
+              f"watch them at {bridge_url}", flush=True)
+        run_sweep(project=args.project, runs=args.runs, steps=args.steps, seconds=args.duration, **settings)
+        print("curvestream demo: training done" + ("" if args.exit else f"; curves stay at {bridge_url} "
+              "(Ctrl-C to stop)"), flush=True)
+
+    if _bridge_alive(bridge_url):
+        train()
+        return
+    _need_bridge()
+    from curvestream_bridge.service import run_embedded
+
+    def start_training() -> None:
+        def body() -> None:
+            try:
+                train()
+            finally:
+                if args.exit:
+                    os.kill(os.getpid(), 2)  # SIGINT: uvicorn shuts the stack down cleanly
+
+        threading.Thread(target=body, name="curvestream-demo", daemon=True).start()
+
+    try:
+        run_embedded(args.data, args.port, args.mqtt_port, on_ready=start_training)
+    except KeyboardInterrupt:
+        pass
+
+
+def _progress(label: str, total: int) -> "callable":
+    tty = sys.stderr.isatty()
+    last = [0.0]
+
+    def show(left: int) -> None:
+        now = time.monotonic()
+        if left and now - last[0] < 0.2:
+            return
+        last[0] = now
+        done = max(0, total - left)
+        width = 30
+        filled = int(width * done / total) if total else width
+        bar = "#" * filled + "-" * (width - filled)
+        line = f"{label} [{bar}] {done}/{total} batches"
+        if tty:
+            sys.stderr.write("\r" + line + ("\n" if not left else ""))
+        elif not left:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    from curvestream.settings import Settings
+    from curvestream.sync import sync_spool
+
+    overrides = {"spool_dir": args.dir} if args.dir else {}
+    settings = Settings.from_env(**overrides)
+    report = sync_spool(settings, timeout_s=args.timeout, progress=_progress)
+    print(json.dumps(report, indent=2))
+    return 0 if report["left_batches"] == 0 else 1
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from curvestream.settings import Settings
+    from curvestream.sync import spool_status
+
+    overrides = {"spool_dir": args.dir} if args.dir else {}
+    settings = Settings.from_env(**overrides)
+    status = spool_status(settings.spool_path)
+    bridge = settings.bridge_url
+    print(f"spool: {settings.spool_path}")
+    print(f"bridge: {bridge} ({'reachable' if bridge and _bridge_alive(bridge) else 'not reachable'})")
+    if not status:
+        print("nothing pending")
+        return 0
+    for p in status:
+        who = "live process" if p["live"] else "pending sync"
+        print(f"  {p['project']}/{p['run']}  producer {p['producer'][:8]}  {p['batches']} batches "
+              f"({p['bytes']} bytes, {p['segments']} segments)  [{who}]")
+    return 0
+
+
+def cmd_bridge(args: argparse.Namespace) -> None:
+    _need_bridge()
+    from curvestream_bridge.service import main as bridge_main
+
+    bridge_main(["--config", args.config] if args.config else [])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="curvestream", description="Stream ML training curves.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    up = sub.add_parser("up", help="embedded stack: amqtt + bridge + DuckDB + page on 127.0.0.1:8080")
+    up.add_argument("--data", default="./curvestream-data", help="data directory (default ./curvestream-data)")
+    up.add_argument("--port", type=int, default=8080, help="HTTP port of the page and API")
+    up.add_argument("--mqtt-port", type=int, default=1883, help="port of the embedded MQTT broker")
+    up.add_argument("--host", default="127.0.0.1", help="HTTP bind address (anything but loopback needs tokens)")
+    up.set_defaults(func=cmd_up)
+
+    demo = sub.add_parser("demo", help="a real training loop streaming into curvestream (starts `up` if needed)")
+    demo.add_argument("--data", default="./curvestream-data")
+    demo.add_argument("--port", type=int, default=8080)
+    demo.add_argument("--mqtt-port", type=int, default=1883)
+    demo.add_argument("--project", default="demo")
+    demo.add_argument("--runs", type=int, default=3)
+    demo.add_argument("--steps", type=int, default=3000)
+    demo.add_argument("--duration", type=float, default=60.0, help="seconds of training")
+    demo.add_argument("--spool-dir", default=None)
+    demo.add_argument("--exit", action="store_true", help="stop the embedded stack when training is done")
+    demo.set_defaults(func=cmd_demo)
+
+    sync = sub.add_parser("sync", help="send spooled batches (offline or killed runs) to the bridge")
+    sync.add_argument("dir", nargs="?", default=None, help="spool directory (default CURVESTREAM_SPOOL_DIR)")
+    sync.add_argument("--timeout", type=float, default=600.0)
+    sync.set_defaults(func=cmd_sync)
+
+    status = sub.add_parser("status", help="show what waits in the spool")
+    status.add_argument("dir", nargs="?", default=None)
+    status.set_defaults(func=cmd_status)
+
+    bridge = sub.add_parser("bridge", help="run the bridge alone (production)")
+    bridge.add_argument("--config", default=None)
+    bridge.set_defaults(func=cmd_bridge)
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("CURVESTREAM_LOG_LEVEL", "WARNING"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    code = args.func(args)
+    sys.exit(code or 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""The batching engine: one daemon thread (``curvestream-recorder``) that drains
+the in-memory queue, seals columnar batches (by size, and at least every
+``flush_interval_ms``), appends them to the spool, fsyncs once per interval and
+wakes the uploader. Scalars, histograms, text and run status share it.
+
+Everything here runs off the training thread; nothing raises into it.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import enum
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+from curvestream.encode import BatchBuilder
+from curvestream.settings import Settings
+from curvestream.spool import Spool
+
+__all__ = ["Recorder", "RecorderStats", "FlushMode"]
+
+log = logging.getLogger("curvestream.recorder")
+
+
+class FlushMode(enum.Enum):
+    INTERVAL = "interval"  # the timer fired
+    SIZE = "size"  # the queue passed a batch's worth
+    FINAL = "final"  # finish(): drain everything, seal, close the segment
+
+
+@dataclasses.dataclass
+class RecorderStats:
+    batches_sealed: int = 0
+    points_spooled: int = 0
+    batches_dropped_spool_full: int = 0
+    points_dropped_spool_full: int = 0
+    spool_errors: int = 0
+    last_seq: int = 0
+
+
+class Recorder:
+    def __init__(
+        self,
+        settings: Settings,
+        queue: collections.deque,
+        spool: Spool,
+        builder_factory: Callable[[Callable[[], int]], BatchBuilder],
+        on_spooled: Callable[[], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.queue = queue
+        self.spool = spool
+        self.stats = RecorderStats()
+        self._builder = builder_factory(self._next_seq)
+        self._on_spooled = on_spooled
+        self._clock = clock
+        self._wake = threading.Event()
+        self._final = threading.Event()
+        self._done = threading.Event()
+        self._space = threading.Event()
+        self._warned_quota = 0.0
+        self._thread: threading.Thread | None = None
+
+    def _next_seq(self) -> int:
+        self.stats.last_seq += 1
+        return self.stats.last_seq
+
+    # ------------------------------------------------------------------ life
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="curvestream-recorder", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def space_freed(self) -> None:
+        self._space.set()
+
+    def finish(self, timeout: float) -> bool:
+        """Drain everything, seal the last batch and close the open segment."""
+        self._final.set()
+        self._wake.set()
+        return self._done.wait(timeout)
+
+    def _run(self) -> None:
+        interval = self.settings.flush_interval_ms / 1000
+        while True:
+            self._wake.wait(interval)
+            self._wake.clear()
+            final = self._final.is_set()
+            try:
+                self.flush(FlushMode.FINAL if final else FlushMode.INTERVAL)
+            except Exception:  # noqa: BLE001
+                self.stats.spool_errors += 1
+                log.exception("curvestream: recorder round failed")
+            if final:
+                self._done.set()
+                return
+
+    # ------------------------------------------------------------------ one round
+    def flush(self, mode: FlushMode) -> None:
+        queue = self.queue
+        builder = self._builder
+        max_points = self.settings.max_batch_points
+        wrote = False
+        popleft = queue.popleft
+        while queue:
+            try:
+                item = popleft()
+            except IndexError:
+                break
+            builder.add(item)
+            if builder.points >= max_points:
+                self._spool(*builder.seal())
+                wrote = True
+        if not builder.empty:
+            self._spool(*builder.seal())
+            wrote = True
+        if wrote:
+            self.spool.sync()
+        now = self._clock()
+        if mode is FlushMode.FINAL:
+            self.spool.close_for_writing()
+        else:
+            self.spool.rotate_if_due(now, self.settings.segment_max_bytes, self.settings.segment_max_age_ms / 1000)
+        if wrote or mode is FlushMode.FINAL:
+            self._on_spooled()
+
+    def _spool(self, seq: int, payload: bytes, points: int) -> None:
+        quota = self.settings.spool_max_bytes
+        while self.spool.bytes_on_disk + len(payload) > quota:
+            if self.settings.spool_full == "drop" or self._final.is_set():
+                self.stats.batches_dropped_spool_full += 1
+                self.stats.points_dropped_spool_full += points
+                self._warn_quota(f"curvestream: spool quota of {quota} bytes reached in {self.spool.dir}; "
+                                 f"dropped {self.stats.points_dropped_spool_full} points so far "
+                                 "(raise CURVESTREAM_SPOOL_MAX_BYTES or set CURVESTREAM_SPOOL_FULL=block)")
+                return
+            self._warn_quota(f"curvestream: spool quota of {quota} bytes reached in {self.spool.dir}; "
+                             "waiting for the bridge to take batches")
+            self._space.wait(0.5)
+            self._space.clear()
+        if self.spool.bytes_on_disk + len(payload) > 0.8 * quota:
+            self._warn_quota(f"curvestream: spool {self.spool.dir} is over 80 % of its {quota}-byte quota")
+        try:
+            self.spool.append(seq, payload, self._clock())
+        except OSError as exc:
+            self.stats.spool_errors += 1
+            self.stats.batches_dropped_spool_full += 1
+            self.stats.points_dropped_spool_full += points
+            self._warn_quota(f"curvestream: cannot write the spool ({exc}); batch {seq} dropped")
+            return
+        self.stats.batches_sealed += 1
+        self.stats.points_spooled += points
+
+    def _warn_quota(self, message: str) -> None:
+        now = self._clock()
+        if now - self._warned_quota >= 30:
+            self._warned_quota = now
+            log.warning(message)
+
+    def forget_after_fork(self) -> None:
+        self._thread = None
+        self._done.set()

@@ -1,0 +1,427 @@
+"""A run: what ``curvestream.init()`` returns.
+
+    >>> import curvestream
+    >>> with curvestream.init(project="demo", run="r1", mode="offline") as run:  # doctest: +SKIP
+    ...     for step in range(3):
+    ...         run.log({"loss": 1.0 / (step + 1)}, step=step)
+
+``log()`` runs on the training thread and only checks and enqueues: no I/O,
+no encoding, no lock. The recorder thread batches and spools; the uploader
+thread sends and lets go of what the bridge has committed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import dataclasses
+import logging
+import os
+import sys
+import threading
+import time
+import weakref
+from typing import Any, Iterable, Mapping
+
+from curvestream import names
+from curvestream.direct import BridgeHttp
+from curvestream.encode import BatchBuilder
+from curvestream.meta import collect_meta, normalize_config
+from curvestream.mqtt import MqttLink, client_id_for
+from curvestream.names import Topics
+from curvestream.recorder import Recorder
+from curvestream.settings import Settings
+from curvestream.spool import Spool, SpoolLocked, list_producers
+from curvestream.uploader import Uploader
+from curvestream.v1 import run_pb2
+from curvestream.values import HistogramItem, TextItem, histogram_values, to_float
+
+__all__ = ["Run", "FinishReport"]
+
+log = logging.getLogger("curvestream")
+
+_STATES = {
+    "finished": run_pb2.RUN_STATE_FINISHED,
+    "failed": run_pb2.RUN_STATE_FAILED,
+}
+
+_live_runs: "weakref.WeakSet[Run]" = weakref.WeakSet()
+
+
+@dataclasses.dataclass
+class FinishReport:
+    """What finish() saw; also logged when anything was lost or left behind."""
+
+    points_logged: int
+    points_spooled: int
+    batches: int
+    points_dropped_queue_full: int
+    points_dropped_spool_full: int
+    batches_rejected: int
+    batches_left_in_spool: int
+    damaged_records: int
+    spool_dir: str
+
+    @property
+    def complete(self) -> bool:
+        return not (self.points_dropped_queue_full or self.points_dropped_spool_full
+                    or self.batches_rejected or self.batches_left_in_spool)
+
+
+class Run:
+    """One training run streaming to curvestream. Create it with ``curvestream.init()``."""
+
+    def __init__(
+        self,
+        project: str,
+        name: str,
+        *,
+        config: Any = None,
+        tags: Iterable[str] = (),
+        group: str = "",
+        data_version: str = "",
+        settings: Settings,
+        clock_ns: Any = time.time_ns,
+    ) -> None:
+        from curvestream import __version__
+
+        self.project = names.validate_name("project name", project)
+        self.name = names.validate_name("run name", name)
+        self.config = normalize_config(config)  # pydantic errors surface here, before any connection
+        self.tags = [str(t) for t in tags]
+        self.group = str(group or "")
+        self.settings = settings
+        self.producer_id = os.urandom(16)
+        self._time_ns = clock_ns
+        self.started_ns = clock_ns()
+        self._next_step = 0
+        self._queue: collections.deque = collections.deque()
+        self._max_queue = settings.max_queue_calls
+        self._wake_len = max(1024, settings.max_batch_points // 2)
+        self._keys: set[str] = set()
+        self._closed = False
+        self._forked = False
+        self._dropped_queue_full = 0
+        self._calls = 0
+        self._exc_info: tuple[type[BaseException], BaseException] | None = None
+        self._finish_lock = threading.Lock()
+        self._report: FinishReport | None = None
+
+        self.meta = collect_meta(
+            self.project, self.name, self.producer_id, self.config, self.tags, self.group,
+            data_version, self.started_ns, __version__,
+        )
+        self.spool = Spool.create(settings.spool_path, self.producer_id, self.project, self.name)
+        self._adopted: list[Spool] = []
+        self.link: MqttLink | None = None
+        self.uploader: Uploader | None = None
+        if settings.mode == "online":
+            http = BridgeHttp(settings.bridge_url, settings.write_token) if settings.bridge_url else None
+            self.link = MqttLink(
+                settings,
+                client_id_for(self.producer_id),
+                on_commit=self._on_commit,
+                will=(Topics.status(self.project, self.name), self._status(run_pb2.RUN_STATE_LOST).SerializeToString()),
+                on_connected=self._announce,
+            )
+            self.uploader = Uploader(settings, self.link, http)
+            self.uploader.on_freed = self._space_freed
+            self.uploader.track(self.spool)
+            for spool in self._adopt_leftovers():
+                self.uploader.track(spool)
+        self.recorder = Recorder(
+            settings,
+            self._queue,
+            self.spool,
+            lambda next_seq: BatchBuilder(self.producer_id, self.project, self.name, next_seq, clock_ns),
+            on_spooled=self._spooled,
+        )
+        self._queue.append(self.meta)
+        self._queue.append(self._status(run_pb2.RUN_STATE_RUNNING))
+        self.recorder.start()
+        if self.uploader is not None and self.link is not None:
+            self.uploader.start()
+            self.link.start()
+        _live_runs.add(self)
+        atexit.register(_finish_at_exit, weakref.ref(self))
+
+    # ------------------------------------------------------------------ logging (training thread)
+    def log(self, data: Mapping[str, Any], step: int | None = None) -> None:
+        """Record scalars: ``run.log({"loss": 0.3, "acc": 0.9}, step=100)``.
+
+        ``step`` defaults to one more than the last step. Values must be real
+        numbers (float, int, numpy/torch scalars); NaN and ±Inf are kept.
+        """
+        t = self._time_ns()
+        if self._closed:
+            return self._after_close()
+        if step is None:
+            step = self._next_step
+        elif type(step) is not int:
+            step = self._check_step(step)
+        self._next_step = step + 1
+        if type(data) is not dict:
+            data = self._check_mapping(data)
+        values = dict(data)
+        keys = self._keys
+        for key, value in values.items():
+            if type(value) is not float:
+                values[key] = to_float(key, value)
+            if key not in keys:
+                self._check_key(key)
+        queue = self._queue
+        if len(queue) >= self._wake_len and self._backlog():
+            return
+        queue.append((step, t, values))
+
+    def log_histogram(self, key: str, values: Any, step: int | None = None, bins: int = 64) -> None:
+        """Record the distribution of ``values`` (list, numpy array or torch tensor) at ``step``."""
+        t = self._time_ns()
+        if self._closed:
+            return self._after_close()
+        step = self._take_step(step)
+        if key not in self._keys:
+            self._check_key(key)
+        if not isinstance(bins, int) or bins <= 0:
+            raise ValueError(f"curvestream: bins for histogram {key!r} must be a positive int")
+        self._enqueue(HistogramItem(key, step, t, histogram_values(key, values), bins))
+
+    def log_text(self, key: str, text: str, step: int | None = None, level: int = 0) -> None:
+        """Record a line of text (a sample, a note, a log line) at ``step``."""
+        t = self._time_ns()
+        if self._closed:
+            return self._after_close()
+        step = self._take_step(step)
+        if key not in self._keys:
+            self._check_key(key)
+        if not isinstance(text, str):
+            raise TypeError(f"curvestream: text for {key!r} must be a str, got {type(text).__name__}")
+        self._enqueue(TextItem(key, step, t, text, int(level)))
+
+    def _take_step(self, step: int | None) -> int:
+        if step is None:
+            return max(self._next_step - 1, 0)
+        return self._check_step(step) if type(step) is not int else step
+
+    def _enqueue(self, item: Any) -> None:
+        if len(self._queue) >= self._wake_len and self._backlog():
+            return
+        self._queue.append(item)
+
+    # slow paths of log(), kept out of the hot path
+    def _check_step(self, step: Any) -> int:
+        if isinstance(step, bool) or not hasattr(step, "__index__"):
+            raise TypeError(f"curvestream: step must be an int, got {type(step).__name__} {step!r:.40}")
+        return int(step.__index__())
+
+    @staticmethod
+    def _check_mapping(data: Any) -> Mapping[str, Any]:
+        if not isinstance(data, Mapping):
+            raise TypeError(f"curvestream: log() takes a dict of {{key: number}}, got {type(data).__name__}")
+        return data
+
+    def _check_key(self, key: Any) -> None:
+        names.validate_key(key)
+        self._keys.add(key)
+
+    def _backlog(self) -> bool:
+        """The queue is long: wake the recorder; True when this call is dropped."""
+        self.recorder.wake()
+        if len(self._queue) >= self._max_queue:
+            if self.settings.queue_full == "drop":
+                self._dropped_queue_full += 1
+                if self._dropped_queue_full == 1:
+                    log.warning("curvestream: queue full (%d calls); dropping points (CURVESTREAM_QUEUE_FULL=drop)",
+                                self._max_queue)
+                return True
+            while len(self._queue) >= self._max_queue and not self._closed:
+                self.recorder.wake()
+                time.sleep(0.0005)
+        return False
+
+    def _after_close(self) -> None:
+        if self._forked:
+            if not getattr(self, "_warned_fork", False):
+                self._warned_fork = True
+                log.warning("curvestream: log() in a forked child process is ignored; log from the main process")
+            return
+        if not getattr(self, "_warned_closed", False):
+            self._warned_closed = True
+            log.warning("curvestream: log() after finish() is ignored (run %s/%s)", self.project, self.name)
+
+    # ------------------------------------------------------------------ background plumbing
+    def _status(self, state: int, reason: str = "") -> run_pb2.RunStatus:
+        recorder = getattr(self, "recorder", None)
+        return run_pb2.RunStatus(
+            version=1, project=self.project, run=self.name, state=state, reason=reason,
+            updated_ns=time.time_ns(), producer_id=self.producer_id,
+            last_seq=recorder.stats.last_seq if recorder is not None else 0,
+        )
+
+    def _announce(self, link: MqttLink) -> None:
+        """On every (re)connect: retained metadata, and ``running`` again (a
+        dropped connection may have set ``lost`` through the Last Will)."""
+        link.publish(Topics.meta(self.project, self.name), self.meta.SerializeToString(), retain=True)
+        if not self._closed:
+            link.publish(Topics.status(self.project, self.name),
+                         self._status(run_pb2.RUN_STATE_RUNNING).SerializeToString(), retain=True)
+
+    def _on_commit(self, commit: run_pb2.Commit) -> None:
+        if self.uploader is not None:
+            self.uploader.on_commit(commit)
+
+    def _spooled(self) -> None:
+        if self.uploader is not None:
+            self.uploader.wake()
+
+    def _space_freed(self) -> None:
+        self.recorder.space_freed()
+
+    def _adopt_leftovers(self) -> list[Spool]:
+        adopted = []
+        for directory in list_producers(self.settings.spool_path):
+            if directory == self.spool.dir:
+                continue
+            try:
+                spool = Spool.adopt(directory)
+            except SpoolLocked:
+                continue
+            except OSError as exc:
+                log.warning("curvestream: cannot read leftover spool %s: %s", directory, exc)
+                continue
+            if spool.segments:
+                log.info("curvestream: replaying %d leftover segment(s) of %s/%s from %s",
+                         len(spool.segments), spool.project, spool.run, directory)
+                adopted.append(spool)
+            else:
+                spool.release()
+        self._adopted = adopted
+        return adopted
+
+    # ------------------------------------------------------------------ finishing
+    def finish(self, status: str = "finished", reason: str = "") -> FinishReport:
+        """Flush, wait (up to ``finish_timeout_ms``) for the bridge to commit
+        everything, set the run's final status and close. Idempotent."""
+        with self._finish_lock:
+            if self._report is not None:
+                return self._report
+            if self._forked:
+                raise RuntimeError("curvestream: finish() in a forked child process; finish the run in its parent")
+            if status not in _STATES:
+                raise ValueError(f"curvestream: status must be one of {sorted(_STATES)}, got {status!r}")
+            self._closed = True
+            deadline = time.monotonic() + self.settings.finish_timeout_ms / 1000
+            final_status = self._status(_STATES[status], reason)
+            self._queue.append(final_status)
+            self.recorder.finish(max(1.0, deadline - time.monotonic()))
+            left = 0
+            if self.uploader is not None and self.link is not None:
+                producers = [self.spool.producer_id] + [s.producer_id for s in self._adopted]
+                self.uploader.wait_committed(producers, deadline)
+                final_status.updated_ns = time.time_ns()
+                final_status.last_seq = self.recorder.stats.last_seq
+                self.link.publish_and_wait(Topics.status(self.project, self.name),
+                                           final_status.SerializeToString(), retain=True, timeout=2.0)
+                self.uploader.stop()
+                self.link.stop()
+                left = self.uploader.outstanding_batches()
+            else:
+                left = sum(s.records for s in self.spool.segments)
+            for spool in [self.spool, *self._adopted]:
+                if self.uploader is not None:
+                    spool.drop_committed(self.uploader._tracked[spool.producer_id].committed.covers)
+                spool.release()
+            self._report = self._make_report(left)
+            _live_runs.discard(self)
+            return self._report
+
+    def _make_report(self, left: int) -> FinishReport:
+        rec = self.recorder.stats
+        report = FinishReport(
+            points_logged=rec.points_spooled + rec.points_dropped_spool_full + self._dropped_queue_full,
+            points_spooled=rec.points_spooled,
+            batches=rec.batches_sealed,
+            points_dropped_queue_full=self._dropped_queue_full,
+            points_dropped_spool_full=rec.points_dropped_spool_full,
+            batches_rejected=self.uploader.stats.batches_rejected if self.uploader else 0,
+            batches_left_in_spool=left,
+            damaged_records=len(self.spool.damage) + sum(len(s.damage) for s in self._adopted),
+            spool_dir=str(self.settings.spool_path),
+        )
+        if report.points_dropped_queue_full or report.points_dropped_spool_full:
+            log.warning("curvestream: run %s/%s dropped %d points (queue full: %d, spool full: %d)",
+                        self.project, self.name,
+                        report.points_dropped_queue_full + report.points_dropped_spool_full,
+                        report.points_dropped_queue_full, report.points_dropped_spool_full)
+        if report.batches_rejected:
+            log.warning("curvestream: the bridge rejected %d batch(es) of run %s/%s", report.batches_rejected,
+                        self.project, self.name)
+        if left:
+            how = ("`curvestream sync`" if self.settings.mode == "offline"
+                   else "the next run in this spool directory or `curvestream sync`")
+            log.warning("curvestream: %d batch(es) of run %s/%s wait in %s; %s will send them",
+                        left, self.project, self.name, self.settings.spool_path, how)
+        return report
+
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
+        if exc_type is None or issubclass(exc_type, (GeneratorExit,)):
+            self.finish()
+        else:
+            self.finish("failed", f"{exc_type.__name__}: {exc}"[:2000])
+
+    def __repr__(self) -> str:
+        return f"<curvestream.Run {self.project}/{self.name} producer={self.producer_id.hex()[:8]}>"
+
+    # ------------------------------------------------------------------ fork safety
+    def _after_fork_in_child(self) -> None:
+        """A DataLoader worker or any forked child: the parent owns the spool and
+        the connection; the child logs nothing and touches neither."""
+        self._closed = True
+        self._forked = True
+        self._report = FinishReport(0, 0, 0, 0, 0, 0, 0, 0, str(self.settings.spool_path))
+        self.spool.forget_after_fork()
+        for spool in self._adopted:
+            spool.forget_after_fork()
+        if self.link is not None:
+            self.link.abandon_after_fork()
+        self.recorder.forget_after_fork()
+
+
+def _finish_at_exit(ref: "weakref.ref[Run]") -> None:
+    run = ref()
+    if run is None or run._report is not None or run._forked:
+        return
+    exc = _last_uncaught
+    try:
+        if exc is not None:
+            run.finish("failed", f"{exc[0].__name__}: {exc[1]}"[:2000])
+        else:
+            run.finish()
+    except Exception:  # noqa: BLE001 - never raise at interpreter exit
+        log.exception("curvestream: finishing run %s/%s at exit failed", run.project, run.name)
+
+
+_last_uncaught: tuple[type[BaseException], BaseException] | None = None
+_previous_excepthook = sys.excepthook
+
+
+def _excepthook(exc_type, exc, tb) -> None:  # noqa: ANN001
+    """Remember an uncaught exception so the exit handler marks runs failed."""
+    global _last_uncaught
+    _last_uncaught = (exc_type, exc)
+    _previous_excepthook(exc_type, exc, tb)
+
+
+sys.excepthook = _excepthook
+
+
+def _after_fork_in_child() -> None:
+    for run in list(_live_runs):
+        run._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,0 +1,299 @@
+"""Where spooled batches go out, and where they are let go.
+
+One daemon thread (``curvestream-uploader``) reads records from every tracked
+spool in seq order and sends them over the best channel:
+
+- MQTT while the broker is connected (QoS 1, at most ``max_inflight_batches``
+  uncommitted at once);
+- HTTP to the bridge's ingest endpoint when the broker has been unreachable for
+  ``fallback_after_ms`` and a bridge URL is set;
+- nothing otherwise: the spool simply grows on disk.
+
+A batch leaves the spool only when a ``Commit`` from the bridge names it. A sent
+batch with no commit after ``ack_timeout_ms`` is sent again, as is everything
+uncommitted after a channel change; the bridge drops re-sends by
+(producer, seq), so this is safe.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import enum
+import logging
+import random
+import threading
+import time
+from typing import Callable
+
+from curvestream.direct import BridgeHttp, Permanent, Retryable
+from curvestream.mqtt import MqttLink
+from curvestream.names import Topics
+from curvestream.seqset import SeqSet
+from curvestream.settings import Settings
+from curvestream.spool import RECORD_HEAD_SIZE, Spool
+from curvestream.v1 import run_pb2
+
+__all__ = ["Uploader", "Channel", "UploadStats"]
+
+log = logging.getLogger("curvestream.uploader")
+
+
+class Channel(enum.Enum):
+    NONE = "none"
+    MQTT = "mqtt"
+    HTTP = "http"
+
+
+@dataclasses.dataclass
+class UploadStats:
+    batches_sent_mqtt: int = 0
+    batches_sent_http: int = 0
+    batches_committed: int = 0
+    batches_rejected: int = 0
+    resends: int = 0
+    http_errors: int = 0
+    last_error: str = ""
+
+
+@dataclasses.dataclass
+class _Tracked:
+    spool: Spool
+    topic: str
+    committed: SeqSet = dataclasses.field(default_factory=SeqSet)
+    rejected: SeqSet = dataclasses.field(default_factory=SeqSet)
+    cursor: tuple[int, int] | None = None  # (segment first_seq, byte offset of the next record)
+    inflight: dict[int, float] = dataclasses.field(default_factory=dict)
+    finished: bool = False  # owner closed it: no more appends
+
+    def outstanding(self) -> list[tuple[int, int]]:
+        """Uncommitted (first, last) seq ranges, segment by segment."""
+        return [
+            (s.first_seq, s.last_seq)
+            for s in self.spool.snapshot()
+            if s.records and not self.committed.covers(s.first_seq, s.last_seq)
+        ]
+
+
+class Uploader:
+    def __init__(
+        self,
+        settings: Settings,
+        link: MqttLink | None,
+        http: BridgeHttp | None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.link = link
+        self.http = http
+        self.stats = UploadStats()
+        self._clock = clock
+        self._tracked: dict[bytes, _Tracked] = {}
+        self._commits: collections.deque[run_pb2.Commit] = collections.deque()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._channel = Channel.NONE
+        self._http_retry_at = 0.0
+        self._http_backoff = 0.5
+        self._lock = threading.Lock()
+        self.progress = threading.Condition()
+        self.on_freed: Callable[[], None] | None = None  # spool space was freed
+
+    # ------------------------------------------------------------------ wiring
+    def track(self, spool: Spool) -> None:
+        with self._lock:
+            self._tracked[spool.producer_id] = _Tracked(spool, Topics.points(spool.project, spool.run))
+        if self.link is not None:
+            self.link.watch_commits(spool.producer_id)
+        self.wake()
+
+    def untrack(self, producer_id: bytes) -> None:
+        with self._lock:
+            self._tracked.pop(producer_id, None)
+
+    def on_commit(self, commit: run_pb2.Commit) -> None:
+        """Thread-safe: called by paho's thread or after an HTTP answer."""
+        self._commits.append(commit)
+        self._wake.set()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="curvestream-uploader", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.pump()
+            except Exception:  # noqa: BLE001 - log and go on; never die silently
+                log.exception("curvestream: uploader round failed")
+                self._stop.wait(0.5)
+            self._wake.wait(0.1)
+            self._wake.clear()
+
+    # ------------------------------------------------------------------ queries
+    def is_committed(self, producer_id: bytes, first: int, last: int) -> bool:
+        tracked = self._tracked.get(producer_id)
+        return tracked is not None and tracked.committed.covers(first, last)
+
+    def outstanding_batches(self) -> int:
+        total = 0
+        for tracked in list(self._tracked.values()):
+            total += sum(last - first + 1 for first, last in tracked.outstanding())
+        return total
+
+    @property
+    def channel(self) -> Channel:
+        return self._channel
+
+    # ------------------------------------------------------------------ one round
+    def pump(self) -> None:
+        now = self._clock()
+        if self.link is not None:
+            self.link.poll()
+        self._apply_commits()
+        tracked = list(self._tracked.values())
+        freed = sum(t.spool.drop_committed(t.committed.covers) for t in tracked)
+        if freed and self.on_freed is not None:
+            self.on_freed()
+        channel = self._choose_channel(now)
+        if channel is not self._channel:
+            if channel is not Channel.NONE:
+                log.info("curvestream: sending over %s", channel.value)
+            self._channel = channel
+            for t in tracked:
+                self._rewind(t)
+        if channel is Channel.NONE:
+            return
+        if channel is Channel.HTTP and now < self._http_retry_at:
+            return
+        timeout = self.settings.ack_timeout_ms / 1000
+        for t in tracked:
+            if t.inflight and now - min(t.inflight.values()) > timeout:
+                self.stats.resends += len(t.inflight)
+                self._rewind(t)
+            if not self._send_from(t, channel, now):
+                break
+        with self.progress:
+            self.progress.notify_all()
+
+    def _choose_channel(self, now: float) -> Channel:
+        if self.link is not None and self.link.connected:
+            return Channel.MQTT
+        if self.http is not None:
+            down_for = now - self.link.down_since if self.link is not None else float("inf")
+            if down_for * 1000 >= self.settings.fallback_after_ms:
+                return Channel.HTTP
+        return Channel.NONE
+
+    @staticmethod
+    def _rewind(t: _Tracked) -> None:
+        t.cursor = None
+        t.inflight.clear()
+
+    def _apply_commits(self) -> None:
+        changed = False
+        while self._commits:
+            commit = self._commits.popleft()
+            tracked = self._tracked.get(commit.producer_id)
+            if tracked is None:
+                continue
+            for r in commit.stored:
+                tracked.committed.add(r.first, r.last)
+            for r in commit.rejected:
+                tracked.rejected.add(r.first, r.last)
+                tracked.committed.add(r.first, r.last)
+                self.stats.batches_rejected += r.last - r.first + 1
+                log.error("curvestream: the bridge rejected batches %d..%d for good (%s)", r.first, r.last, commit.bridge_id)
+            for seq in [s for s in tracked.inflight if s in tracked.committed]:
+                del tracked.inflight[seq]
+                self.stats.batches_committed += 1
+            changed = True
+        if changed:
+            with self.progress:
+                self.progress.notify_all()
+
+    def _send_from(self, t: _Tracked, channel: Channel, now: float) -> bool:
+        """Send what the window allows; False when the channel failed (stop this round)."""
+        window = self.settings.max_inflight_batches
+        segments = t.spool.snapshot()
+        start = 0
+        if t.cursor is not None:
+            while start < len(segments) and segments[start].first_seq < t.cursor[0]:
+                start += 1
+        for seg in segments[start:]:
+            offset = t.cursor[1] if t.cursor is not None and t.cursor[0] == seg.first_seq else seg.data_start
+            for pos, seq, payload in t.spool.read_from(seg, offset):
+                if seq in t.committed or seq in t.inflight:
+                    t.cursor = (seg.first_seq, pos + RECORD_HEAD_SIZE + len(payload))
+                    continue
+                if channel is Channel.MQTT and len(t.inflight) >= window:
+                    return True
+                if not self._send_one(t, channel, seq, payload, now):
+                    return False
+                t.cursor = (seg.first_seq, pos + RECORD_HEAD_SIZE + len(payload))
+            if not seg.closed:
+                return True
+        return True
+
+    def _send_one(self, t: _Tracked, channel: Channel, seq: int, payload: bytes, now: float) -> bool:
+        if channel is Channel.MQTT:
+            assert self.link is not None
+            if not self.link.publish(t.topic, payload):
+                return False
+            t.inflight[seq] = now
+            self.stats.batches_sent_mqtt += 1
+            return True
+        assert self.http is not None
+        try:
+            commit = self.http.ingest(payload)
+        except Retryable as exc:
+            self.stats.http_errors += 1
+            self.stats.last_error = str(exc)
+            delay = exc.retry_after_s if exc.retry_after_s is not None else self._http_backoff * (0.5 + random.random())
+            self._http_backoff = min(self._http_backoff * 2, 10.0)
+            self._http_retry_at = now + delay
+            log.debug("curvestream: direct write failed, retrying in %.1fs: %s", delay, exc)
+            return False
+        except Permanent as exc:
+            t.rejected.add(seq, seq)
+            t.committed.add(seq, seq)
+            self.stats.batches_rejected += 1
+            log.error("curvestream: the bridge rejected batch %d for good: %s", seq, exc)
+            return True
+        self._http_backoff = 0.5
+        self.stats.batches_sent_http += 1
+        self.on_commit(commit)
+        self._apply_commits()
+        return True
+
+    # ------------------------------------------------------------------ waiting
+    def wait_committed(self, producer_ids: list[bytes], deadline: float,
+                       on_progress: Callable[[int], None] | None = None) -> bool:
+        """Block until every spooled batch of these producers is committed, or the deadline."""
+        while True:
+            left = sum(
+                sum(last - first + 1 for first, last in self._tracked[p].outstanding())
+                for p in producer_ids
+                if p in self._tracked
+            )
+            if on_progress is not None:
+                on_progress(left)
+            if left == 0:
+                return True
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                return False
+            self.wake()
+            with self.progress:
+                self.progress.wait(min(remaining, 0.2))
+
