@@ -1,0 +1,307 @@
+"""The ingest pipeline: one writer thread between the sources (MQTT, HTTP) and
+the store.
+
+For each message: decode and validate (a rejection is counted, logged,
+dead-lettered, acknowledged and answered with a ``rejected`` commit so the
+trainer stops re-sending it); drop re-sends by (producer, seq); write the
+fresh batches of a round in one store write; only then acknowledge the MQTT
+messages and publish the commit to each producer. A store outage stops the
+loop without acknowledging anything, so the broker keeps the messages and the
+trainers keep their spools.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import logging
+import queue
+import random
+import struct
+import threading
+import time
+from typing import Callable
+
+from curvestream.seqset import SeqSet
+from curvestream.v1 import run_pb2
+
+from curvestream_bridge.decode import DecodedBatch, Rejected, decode_batch, decode_meta, decode_status
+from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.settings import BridgeSettings
+from curvestream_bridge.store.base import Store, StoreUnavailable
+
+__all__ = ["Ingest", "Message", "Kind"]
+
+log = logging.getLogger("curvestream.bridge.ingest")
+
+
+class Kind:
+    POINTS = "points"
+    STATUS = "status"
+    META = "meta"
+
+
+@dataclasses.dataclass
+class Message:
+    kind: str
+    payload: bytes
+    source: str  # "mqtt" | "http"
+    topic_run: tuple[str, str] | None = None
+    ack: Callable[[], None] | None = None  # MQTT: acknowledge to the broker
+    reply: concurrent.futures.Future | None = None  # HTTP: gets the Commit or the Rejected
+    received_ns: int = 0
+
+
+class _RateLimitedLog:
+    def __init__(self, every_s: float = 10.0) -> None:
+        self.every_s = every_s
+        self._last: dict[str, float] = {}
+        self._suppressed: dict[str, int] = {}
+
+    def warning(self, reason: str, msg: str, *args: object) -> None:
+        now = time.monotonic()
+        if now - self._last.get(reason, -1e9) >= self.every_s:
+            n = self._suppressed.pop(reason, 0)
+            suffix = f" ({n} more like it suppressed)" if n else ""
+            log.warning(msg + suffix, *args)
+            self._last[reason] = now
+        else:
+            self._suppressed[reason] = self._suppressed.get(reason, 0) + 1
+
+
+class Ingest:
+    def __init__(
+        self,
+        store: Store,
+        settings: BridgeSettings,
+        metrics: Metrics,
+        publish_commit: Callable[[bytes, run_pb2.Commit], None] | None = None,
+        on_stored: Callable[[list[DecodedBatch]], None] | None = None,
+        on_status: Callable[[run_pb2.RunStatus], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.metrics = metrics
+        self.publish_commit = publish_commit
+        self.on_stored = on_stored
+        self.on_status = on_status
+        self.queue: queue.Queue[Message] = queue.Queue(maxsize=settings.ingest_queue_messages)
+        self._seen: dict[bytes, SeqSet] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._ratelog = _RateLimitedLog()
+        self._dead_letter_lock = threading.Lock()
+        self.healthy = True
+        metrics.gauge_fn("curvestream_ingest_queue_depth", self.queue.qsize)
+
+    # ------------------------------------------------------------------ sources
+    def submit(self, message: Message, timeout: float | None = None) -> None:
+        """Blocks while the queue is full: that is the backpressure on the broker."""
+        if not message.received_ns:
+            message.received_ns = time.time_ns()
+        self.queue.put(message, timeout=timeout)
+
+    def submit_http(self, payload: bytes, timeout: float = 60.0) -> run_pb2.Commit:
+        """The direct-write path: returns the Commit, raises Rejected or StoreUnavailable."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        try:
+            self.submit(Message(Kind.POINTS, payload, "http", reply=future), timeout=timeout)
+        except queue.Full:
+            raise StoreUnavailable("ingest queue full", retry_after_s=1.0) from None
+        return future.result(timeout=timeout)
+
+    # ------------------------------------------------------------------ life
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="curvestream-ingest", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                first = self.queue.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            messages = [first]
+            points = 0
+            while len(messages) < 512 and points < self.settings.write_max_points:
+                try:
+                    messages.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+                points += len(messages[-1].payload) // 20  # rough: ~20 bytes a point
+            try:
+                self.process(messages)
+            except _Stopping:
+                return
+            except Exception:  # noqa: BLE001 - the writer must never die
+                log.exception("curvestream bridge: ingest round failed; messages stay unacknowledged")
+                for m in messages:
+                    if m.reply is not None and not m.reply.done():
+                        m.reply.set_exception(StoreUnavailable("internal error", 1.0))
+
+    # ------------------------------------------------------------------ one round
+    def process(self, messages: list[Message]) -> None:
+        fresh: list[tuple[Message, DecodedBatch]] = []
+        duplicates: list[tuple[Message, DecodedBatch]] = []
+        in_round: set[tuple[bytes, int]] = set()
+        others: list[Message] = []
+        for m in messages:
+            if m.kind != Kind.POINTS:
+                others.append(m)
+                continue
+            try:
+                batch = decode_batch(m.payload, self.settings.max_payload_bytes, self.settings.max_batch_points,
+                                     m.topic_run)
+            except Rejected as rej:
+                self._reject(m, rej)
+                continue
+            ident = (batch.producer_id, batch.seq)
+            if ident in in_round or batch.seq in self._seen_for(batch.producer_id):
+                duplicates.append((m, batch))
+            else:
+                in_round.add(ident)
+                fresh.append((m, batch))
+        if fresh:
+            refused = self._write([b for _, b in fresh])
+            if refused:
+                why = {id(b): reason for b, reason in refused}
+                for m, b in fresh:
+                    if id(b) in why:
+                        self._reject(m, Rejected("store_refused", why[id(b)], b.producer_id, b.seq))
+                fresh = [(m, b) for m, b in fresh if id(b) not in why]
+            for _, b in fresh:
+                self._seen_for(b.producer_id).add(b.seq, b.seq)
+            now = time.time_ns()
+            for m, b in fresh:
+                self.metrics.inc("curvestream_batches_ingested_total", source=m.source)
+                self.metrics.inc("curvestream_points_ingested_total", b.points)
+                if b.sealed_ns:
+                    self.metrics.set("curvestream_ingest_lag_seconds", max(0.0, (now - b.sealed_ns) / 1e9))
+            if self.on_stored is not None:
+                try:
+                    self.on_stored([b for _, b in fresh])
+                except Exception:  # noqa: BLE001
+                    log.exception("curvestream bridge: live fan-out failed")
+            for _, b in fresh:
+                if b.status is not None and self.on_status is not None:
+                    self.on_status(b.status)
+        for m, b in duplicates:
+            self.metrics.inc("curvestream_batches_duplicate_total")
+        self._commit([*fresh, *duplicates])
+        for m in others:
+            self._other(m)
+
+    def _seen_for(self, producer_id: bytes) -> SeqSet:
+        seen = self._seen.get(producer_id)
+        if seen is None:
+            seen = SeqSet(self._retry(lambda: self.store.stored_ranges(producer_id)))
+            self._seen[producer_id] = seen
+        return seen
+
+    def _write(self, batches: list[DecodedBatch]) -> list[tuple[DecodedBatch, str]]:
+        """Write the batches; return those the store refused for good, with why."""
+        started = time.perf_counter()
+        try:
+            self._retry(lambda: self.store.write(batches))
+            return []
+        except (StoreUnavailable, _Stopping):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a batch the store will never take
+            if len(batches) == 1:
+                return [(batches[0], f"{type(exc).__name__}: {exc}")]
+            refused: list[tuple[DecodedBatch, str]] = []
+            for b in batches:  # find the culprit: write one by one
+                refused.extend(self._write([b]))
+            return refused
+        finally:
+            self.metrics.inc("curvestream_store_write_seconds_sum", time.perf_counter() - started)
+            self.metrics.inc("curvestream_store_write_seconds_count")
+
+    def _retry(self, fn: Callable[[], object]) -> object:
+        """Run fn until it works; a StoreUnavailable waits with jittered backoff."""
+        backoff = 0.2
+        while True:
+            try:
+                result = fn()
+                self.healthy = True
+                return result
+            except StoreUnavailable as exc:
+                self.healthy = False
+                self.metrics.inc("curvestream_store_errors_total")
+                self._ratelog.warning("store", "curvestream bridge: store unavailable, retrying: %s", exc)
+                delay = exc.retry_after_s if exc.retry_after_s is not None else backoff * (0.5 + random.random())
+                if self._stop.wait(delay):
+                    raise _Stopping() from None
+                backoff = min(backoff * 2, 5.0)
+
+    def _commit(self, items: list[tuple[Message, DecodedBatch]]) -> None:
+        by_producer: dict[bytes, SeqSet] = {}
+        for m, b in items:
+            if m.ack is not None:
+                m.ack()
+            if m.reply is not None:
+                m.reply.set_result(self._commit_message(b.producer_id, SeqSet([(b.seq, b.seq)])))
+            elif m.source == "mqtt":
+                by_producer.setdefault(b.producer_id, SeqSet()).add(b.seq, b.seq)
+        if self.publish_commit is not None:
+            for producer, seqs in by_producer.items():
+                self.publish_commit(producer, self._commit_message(producer, seqs))
+
+    def _commit_message(self, producer: bytes, seqs: SeqSet, rejected: bool = False) -> run_pb2.Commit:
+        commit = run_pb2.Commit(producer_id=producer, committed_ns=time.time_ns(), bridge_id=self.settings.bridge_id)
+        target = commit.rejected if rejected else commit.stored
+        for first, last in seqs.ranges():
+            target.add(first=first, last=last)
+        return commit
+
+    def _reject(self, m: Message, rej: Rejected) -> None:
+        self.metrics.inc("curvestream_rejected_total", reason=rej.reason)
+        self._ratelog.warning(rej.reason, "curvestream bridge: rejected a %s payload from %s (%s): %s",
+                              m.kind, m.source, rej.reason, rej)
+        self._dead_letter(m, rej.reason, str(rej))
+        if m.ack is not None:
+            m.ack()
+        if m.reply is not None:
+            m.reply.set_exception(rej)
+        elif rej.producer_id and rej.seq and self.publish_commit is not None:
+            self.publish_commit(rej.producer_id, self._commit_message(rej.producer_id, SeqSet([(rej.seq, rej.seq)]),
+                                                                     rejected=True))
+
+    def _dead_letter(self, m: Message, reason: str, detail: str) -> None:
+        path = self.settings.dead_letter_path
+        if not path:
+            return
+        head = f"{time.time_ns()} {m.source} {m.kind} {reason} {detail[:500]!r}".encode()
+        try:
+            with self._dead_letter_lock, open(path, "ab") as fh:
+                fh.write(struct.pack("<II", len(head), len(m.payload)) + head + m.payload)
+        except OSError as exc:
+            self._ratelog.warning("dead_letter", "curvestream bridge: cannot write dead letters to %s: %s", path, exc)
+
+    def _other(self, m: Message) -> None:
+        assert m.topic_run is not None
+        try:
+            if m.kind == Kind.STATUS:
+                status = decode_status(m.payload, m.topic_run)
+                if status.state == run_pb2.RUN_STATE_LOST:
+                    # the Last Will was composed at connect time: date it by its arrival
+                    status.updated_ns = m.received_ns
+                if self._retry(lambda: self.store.apply_status(status)) and self.on_status is not None:
+                    self.on_status(status)
+            elif m.kind == Kind.META:
+                meta = decode_meta(m.payload, m.topic_run)
+                self._retry(lambda: self.store.apply_meta(meta))
+        except Rejected as rej:
+            self._reject(m, rej)
+            return
+        if m.ack is not None:
+            m.ack()
+
+
+class _Stopping(Exception):
+    """The bridge is shutting down in the middle of a retry."""

@@ -1,0 +1,159 @@
+"""Live push: new points reach open charts over WebSocket, coalesced per frame.
+
+The ingest writer calls :meth:`LiveHub.points` / :meth:`LiveHub.status` from
+its thread; they only append under a lock. An asyncio task flushes every
+``frame_ms`` to the sockets whose subscriptions match. A slow socket drops
+frames (its queue is bounded), never the writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from typing import Any
+
+import numpy as np
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from curvestream.v1 import run_pb2
+
+from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.jsonnum import json_floats
+from curvestream_bridge.store.base import state_name
+
+__all__ = ["LiveHub"]
+
+log = logging.getLogger("curvestream.bridge.live")
+
+MAX_POINTS_PER_SERIES_FRAME = 20_000
+
+
+class _Client:
+    def __init__(self, ws: WebSocket) -> None:
+        self.ws = ws
+        self.subs: dict[tuple[str, str], set[str] | None] = {}
+        self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize=64)
+
+
+class LiveHub:
+    def __init__(self, frame_ms: int = 100) -> None:
+        self.frame_s = frame_ms / 1000
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[str, str], dict[str, list[np.ndarray]]] = {}
+        self._events: list[dict[str, Any]] = []
+        self._known_runs: set[tuple[str, str]] = set()
+        self._clients: set[_Client] = set()
+        self._task: asyncio.Task | None = None
+        self.grafana = None  # optional GrafanaLivePusher
+
+    @property
+    def client_count(self) -> int:
+        return len(self._clients)
+
+    # ------------------------------------------------------------------ from the writer thread
+    def points(self, batches: list[DecodedBatch]) -> None:
+        with self._lock:
+            for b in batches:
+                run_key = (b.project, b.run)
+                if run_key not in self._known_runs:
+                    self._known_runs.add(run_key)
+                    self._events.append({"type": "run", "project": b.project, "run": b.run})
+                if not self._clients and self.grafana is None:
+                    continue
+                series = self._pending.setdefault(run_key, {})
+                for col in b.scalars:
+                    parts = series.setdefault(col.key, [])
+                    parts.append(np.stack([col.steps.astype(np.float64), col.wall_ns / 1e6, col.values]))
+        if self.grafana is not None:
+            self.grafana.push(batches)
+
+    def status(self, status: run_pb2.RunStatus) -> None:
+        with self._lock:
+            self._events.append({"type": "status", "project": status.project, "run": status.run,
+                                 "state": state_name(status.state), "reason": status.reason})
+
+    # ------------------------------------------------------------------ asyncio side
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._flush_forever())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    async def _flush_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.frame_s)
+            try:
+                self._flush()
+            except Exception:  # noqa: BLE001
+                log.exception("curvestream bridge: live flush failed")
+
+    def _flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+            events, self._events = self._events, []
+        if not self._clients:
+            return
+        frames: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        for run_key, series in pending.items():
+            out = {}
+            for key, parts in series.items():
+                arr = np.concatenate(parts, axis=1)
+                if arr.shape[1] > MAX_POINTS_PER_SERIES_FRAME:  # keep the newest; the chart re-queries on demand
+                    arr = arr[:, -MAX_POINTS_PER_SERIES_FRAME:]
+                out[key] = {"key": key, "step": arr[0].astype(np.int64).tolist(), "time_ms": arr[1].tolist(),
+                            "y": json_floats(arr[2])}
+            frames[run_key] = out
+        for client in list(self._clients):
+            messages = [json.dumps(e, ensure_ascii=False) for e in events
+                        if e["type"] == "run" or (e["project"], e["run"]) in client.subs]
+            for run_key, wanted in client.subs.items():
+                series = frames.get(run_key)
+                if not series:
+                    continue
+                chosen = [s for k, s in series.items() if wanted is None or k in wanted]
+                if chosen:
+                    messages.append(json.dumps({"type": "points", "project": run_key[0], "run": run_key[1],
+                                                "series": chosen}, ensure_ascii=False, allow_nan=False))
+            for text in messages:
+                try:
+                    client.queue.put_nowait(text)
+                except asyncio.QueueFull:
+                    log.debug("curvestream bridge: live client too slow; frame dropped")
+
+    async def serve(self, ws: WebSocket) -> None:
+        await ws.accept()
+        client = _Client(ws)
+        self._clients.add(client)
+        sender = asyncio.get_running_loop().create_task(self._send_loop(client))
+        try:
+            while True:
+                text = await ws.receive_text()
+                try:
+                    msg = json.loads(text)
+                    subs = {}
+                    for item in msg.get("subscribe", []):
+                        keys = item.get("keys")
+                        subs[(str(item["project"]), str(item["run"]))] = None if keys is None else {str(k) for k in keys}
+                except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                    await client.queue.put(json.dumps({"type": "error", "error": f"bad subscribe message: {exc}"}))
+                    continue
+                client.subs = subs
+        except WebSocketDisconnect:
+            pass
+        finally:
+            self._clients.discard(client)
+            sender.cancel()
+
+    @staticmethod
+    async def _send_loop(client: _Client) -> None:
+        try:
+            while True:
+                text = await client.queue.get()
+                await client.ws.send_text(text)
+        except (WebSocketDisconnect, RuntimeError, asyncio.CancelledError):
+            return
+        except Exception:  # noqa: BLE001 - a broken socket ends its own loop only
+            return

@@ -1,0 +1,156 @@
+"""Assembling the bridge: store, ingest writer, MQTT subscriber, live hub and
+the HTTP app; ``run_bridge`` serves it until interrupted.
+
+    curvestream bridge                 # production: settings from CURVESTREAM_* / --config
+    curvestream up                     # embedded: amqtt + bridge + DuckDB + page on 127.0.0.1:8080
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import pathlib
+import sys
+import threading
+from typing import Any
+
+import uvicorn
+
+from curvestream_bridge.api import create_app
+from curvestream_bridge.embedded import EmbeddedBroker
+from curvestream_bridge.ingest import Ingest
+from curvestream_bridge.live import LiveHub
+from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.settings import BridgeSettings, parse_addr
+from curvestream_bridge.store import Store, open_store
+from curvestream_bridge.subscriber import Subscriber
+
+__all__ = ["Bridge", "run_bridge", "run_embedded", "main"]
+
+log = logging.getLogger("curvestream.bridge")
+
+
+class Bridge:
+    def __init__(self, settings: BridgeSettings, store: Store | None = None) -> None:
+        self.settings = settings
+        self.metrics = Metrics()
+        self.store = store if store is not None else open_store(settings.store)
+        self.live = LiveHub(settings.live_frame_ms)
+        self.subscriber: Subscriber | None = None
+        self.ingest = Ingest(self.store, settings, self.metrics, publish_commit=self._publish_commit,
+                             on_stored=self.live.points, on_status=self.live.status)
+        if settings.mqtt_url:
+            self.subscriber = Subscriber(settings, self.ingest, self.metrics)
+        if settings.grafana_live_url:
+            from curvestream_bridge.grafana_live import GrafanaLivePusher
+
+            self.live.grafana = GrafanaLivePusher(settings)
+        self.metrics.gauge_fn("curvestream_live_clients", lambda: self.live.client_count)
+        self.app = create_app(self)
+
+    def _publish_commit(self, producer_id: bytes, commit: Any) -> None:
+        if self.subscriber is not None:
+            self.subscriber.publish_commit(producer_id, commit)
+
+    def start(self) -> None:
+        self.ingest.start()
+        if self.subscriber is not None:
+            self.subscriber.start()
+
+    def stop(self) -> None:
+        if self.subscriber is not None:
+            self.subscriber.stop()
+        self.ingest.stop()
+        if self.live.grafana is not None:
+            self.live.grafana.close()
+        self.store.close()
+
+
+def _serve(bridge: Bridge, on_ready: Any = None) -> None:
+    host, port = parse_addr(bridge.settings.http_addr)
+    config = uvicorn.Config(bridge.app, host=host, port=port, log_level="warning",
+                            ws="websockets-sansio" if _has_sansio() else "auto", lifespan="on")
+    server = uvicorn.Server(config)
+    if on_ready is not None:
+        def watch() -> None:
+            while not server.started and not server.should_exit:
+                threading.Event().wait(0.05)
+            if server.started:
+                on_ready()
+
+        threading.Thread(target=watch, daemon=True).start()
+    server.run()
+
+
+def _has_sansio() -> bool:
+    try:
+        import uvicorn.protocols.websockets.websockets_sansio_impl  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run_bridge(settings: BridgeSettings) -> None:
+    settings.check_exposure()
+    bridge = Bridge(settings)
+    bridge.start()
+    log.warning("curvestream bridge: store %s, MQTT %s, HTTP on http://%s", bridge.store.name,
+                settings.mqtt_url or "(off)", settings.http_addr)
+    try:
+        _serve(bridge)
+    finally:
+        bridge.stop()
+
+
+def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127.0.0.1",
+                 on_ready: Any = None, extra_env: dict[str, str] | None = None) -> None:
+    """``curvestream up``: amqtt + bridge + DuckDB + page, all on loopback by default."""
+    data = pathlib.Path(data_dir).resolve()
+    data.mkdir(parents=True, exist_ok=True)
+    broker = EmbeddedBroker("127.0.0.1", mqtt_port)
+    broker.start()
+    overrides = {
+        "store": f"duckdb:///{data / 'curvestream.duckdb'}",
+        "mqtt_url": broker.url,
+        "http_addr": f"{host}:{http_port}",
+        "mqtt_client_id": "curvestream-embedded-bridge",
+        "dead_letter_path": str(data / "dead-letters.bin"),
+        **(extra_env or {}),
+    }
+    settings = BridgeSettings(**overrides)
+    settings.check_exposure()
+    bridge = Bridge(settings)
+    bridge.start()
+
+    def ready() -> None:
+        print(f"curvestream is up: http://{host}:{http_port}  (MQTT {broker.url}, data {data})", flush=True)
+        if on_ready is not None:
+            on_ready()
+
+    try:
+        _serve(bridge, ready)
+    finally:
+        bridge.stop()
+        broker.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="curvestream bridge", description="Run the curvestream bridge.")
+    parser.add_argument("--config", help="a file of CURVESTREAM_*=value lines (see bridge.example.env)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("CURVESTREAM_LOG_LEVEL", "INFO"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = BridgeSettings(_env_file=args.config) if args.config else BridgeSettings()  # type: ignore[call-arg]
+    except Exception as exc:  # noqa: BLE001 - pydantic's message names the field
+        print(f"curvestream bridge: bad settings: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    try:
+        run_bridge(settings)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Bridge settings: one pydantic-settings object. Every field reads
+``CURVESTREAM_<FIELD>`` from the environment (or a ``.env``-style file given
+by ``CURVESTREAM_CONFIG_FILE`` / ``--config``); see ``bridge.example.env``.
+"""
+
+from __future__ import annotations
+
+import socket
+import urllib.parse
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["BridgeSettings", "parse_addr"]
+
+
+class BridgeSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CURVESTREAM_", extra="ignore", frozen=True)
+
+    mqtt_url: str = "mqtt://127.0.0.1:1883"
+    """Broker to subscribe to (``mqtt://user:pass@host:port``, ``mqtts://`` for TLS); empty: HTTP ingest only."""
+
+    mqtt_client_id: str = Field(default_factory=lambda: f"curvestream-bridge-{socket.gethostname()}")
+    """Persistent-session client id: keep it stable across restarts so the broker
+    keeps messages for the bridge while it is down."""
+
+    mqtt_shared_group: str = ""
+    """MQTT 5 shared subscription group (``$share/<group>/…``): bridges in one
+    group split the stream. Empty: a plain subscription."""
+
+    mqtt_protocol: Literal["auto", "5", "3.1.1"] = "auto"
+    mqtt_session_expiry_s: int = 7 * 24 * 3600
+    mqtt_ca_file: str = ""
+    mqtt_tls_insecure: bool = False
+
+    store: str = "duckdb:///./curvestream-data/curvestream.duckdb"
+    """``duckdb:///path/file.db`` or ``influxdb://user:pass@host:8086/dbname`` (a token as password)."""
+
+    http_addr: str = "127.0.0.1:8080"
+    """Address of the HTTP API, the WebSocket and the page."""
+
+    read_token: str = ""
+    """Bearer token for reads; empty: open (only allowed on loopback)."""
+
+    write_token: str = ""
+    """Bearer token for POST /api/v1/ingest; empty: open (only allowed on loopback)."""
+
+    allow_open: bool = False
+    """Serve without tokens on a non-loopback address anyway (behind your own proxy)."""
+
+    bridge_id: str = Field(default_factory=lambda: f"{socket.gethostname()}")
+    max_payload_bytes: int = 64 * 1024 * 1024
+    """Larger MQTT payloads or ingest bodies are rejected."""
+    max_batch_points: int = 5_000_000
+    ingest_queue_messages: int = 256
+    """Messages waiting for the writer at most; beyond it the MQTT thread waits (backpressure)."""
+    write_max_points: int = 200_000
+    """Points per store write at most (several batches are written together)."""
+    dead_letter_path: str = ""
+    """File where rejected payloads are kept for inspection (framed, with the reason). Empty: none."""
+    live_frame_ms: int = 100
+    """Live points are coalesced per frame of this length."""
+
+    grafana_live_url: str = ""
+    """Grafana base URL; when set, new points are pushed to ``/api/live/push/<stream>``."""
+    grafana_live_token: str = ""
+    grafana_live_stream: str = "curvestream"
+
+    @field_validator("store")
+    @classmethod
+    def _check_store(cls, v: str) -> str:
+        scheme = urllib.parse.urlsplit(v).scheme
+        if scheme not in ("duckdb", "influxdb", "influxdbs", "memory"):
+            raise ValueError(f"store must be duckdb:///path or influxdb://host:port/db, got {v!r}")
+        return v
+
+    @field_validator("http_addr")
+    @classmethod
+    def _check_addr(cls, v: str) -> str:
+        parse_addr(v)
+        return v
+
+    @field_validator("max_payload_bytes", "max_batch_points", "ingest_queue_messages", "write_max_points",
+                     "live_frame_ms")
+    @classmethod
+    def _positive(cls, v: int) -> int:
+        if v <= 0:
+            raise ValueError("must be positive")
+        return v
+
+    def check_exposure(self) -> None:
+        """Refuse to serve without tokens on anything but loopback."""
+        host, _ = parse_addr(self.http_addr)
+        if _is_loopback(host) or self.allow_open:
+            return
+        missing = [n for n, v in (("CURVESTREAM_READ_TOKEN", self.read_token),
+                                  ("CURVESTREAM_WRITE_TOKEN", self.write_token)) if not v]
+        if missing:
+            raise SystemExit(
+                f"curvestream bridge: refusing to listen on {self.http_addr} without {' and '.join(missing)}; "
+                "set the tokens, bind 127.0.0.1, or set CURVESTREAM_ALLOW_OPEN=1 behind your own proxy"
+            )
+
+
+def parse_addr(addr: str) -> tuple[str, int]:
+    host, sep, port = addr.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"address must be host:port, got {addr!r}")
+    host = host.strip("[]") or "0.0.0.0"
+    return host, int(port)
+
+
+def _is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")

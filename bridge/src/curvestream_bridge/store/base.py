@@ -1,0 +1,186 @@
+"""The one narrow interface every store engine implements, and the records it
+returns. Engines: :mod:`.duckdb_store` (embedded) and :mod:`.influx` (InfluxDB
+over the v1 HTTP API: 1.x, 2.x OSS through DBRP mappings, 3.x Core).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from typing import Any, Literal, Protocol, Sequence
+
+import numpy as np
+
+from curvestream.v1 import run_pb2
+
+from curvestream_bridge.decode import DecodedBatch
+
+__all__ = ["Store", "StoreUnavailable", "RunRecord", "MetricRecord", "SeriesQuery", "SeriesResult", "RunState",
+           "state_name", "XAxis"]
+
+XAxis = Literal["step", "time", "relative"]
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be reached or refused the write for now: retry later."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class RunState(str, enum.Enum):
+    UNKNOWN = "unknown"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    LOST = "lost"
+
+
+_STATE_BY_PROTO = {
+    run_pb2.RUN_STATE_UNSPECIFIED: RunState.UNKNOWN,
+    run_pb2.RUN_STATE_RUNNING: RunState.RUNNING,
+    run_pb2.RUN_STATE_FINISHED: RunState.FINISHED,
+    run_pb2.RUN_STATE_FAILED: RunState.FAILED,
+    run_pb2.RUN_STATE_LOST: RunState.LOST,
+}
+
+
+def state_name(state: int) -> str:
+    return _STATE_BY_PROTO.get(state, RunState.UNKNOWN).value
+
+
+@dataclasses.dataclass
+class RunRecord:
+    project: str
+    run: str
+    state: str = "unknown"
+    reason: str = ""
+    started_ns: int = 0
+    updated_ns: int = 0
+    tags: list[str] = dataclasses.field(default_factory=list)
+    group: str = ""
+    config: dict[str, Any] = dataclasses.field(default_factory=dict)
+    host: str = ""
+    git_commit: str = ""
+    git_dirty: bool = False
+    points: int = 0
+    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "project": self.project, "run": self.run, "state": self.state, "reason": self.reason,
+            "started_ms": self.started_ns / 1e6 if self.started_ns else None,
+            "updated_ms": self.updated_ns / 1e6 if self.updated_ns else None,
+            "tags": self.tags, "group": self.group, "config": self.config, "host": self.host,
+            "git_commit": self.git_commit, "git_dirty": self.git_dirty, "points": self.points,
+            "meta": self.meta,
+        }
+
+
+def meta_fields(meta: run_pb2.RunMeta) -> dict[str, Any]:
+    """The stored, JSON-friendly form of a RunMeta."""
+    try:
+        config = json.loads(meta.config_json) if meta.config_json else {}
+    except ValueError:
+        config = {"_unparsed": meta.config_json}
+    return {
+        "config": config if isinstance(config, dict) else {"value": config},
+        "tags": list(meta.tags), "group": meta.group, "started_ns": meta.started_ns, "host": meta.host,
+        "pid": meta.pid, "git_commit": meta.git_commit, "git_dirty": meta.git_dirty,
+        "python_version": meta.python_version, "frameworks": dict(meta.frameworks),
+        "data_version": meta.data_version, "client_version": meta.client_version,
+    }
+
+
+def record_from_meta(project: str, run: str, fields: dict[str, Any] | None) -> RunRecord:
+    rec = RunRecord(project, run)
+    if fields:
+        rec.config = fields.get("config", {})
+        rec.tags = fields.get("tags", [])
+        rec.group = fields.get("group", "")
+        rec.started_ns = fields.get("started_ns", 0)
+        rec.host = fields.get("host", "")
+        rec.git_commit = fields.get("git_commit", "")
+        rec.git_dirty = fields.get("git_dirty", False)
+        rec.meta = {k: fields.get(k) for k in ("pid", "python_version", "frameworks", "data_version",
+                                                 "client_version")}
+    return rec
+
+
+@dataclasses.dataclass
+class MetricRecord:
+    key: str
+    kind: str  # scalar | histogram | text
+    count: int
+    first_step: int
+    last_step: int
+    first_ns: int
+    last_ns: int
+    last_value: float
+
+    def to_json(self) -> dict[str, Any]:
+        from curvestream_bridge.jsonnum import json_float
+
+        return {"key": self.key, "kind": self.kind, "count": self.count, "first_step": self.first_step,
+                "last_step": self.last_step, "first_ms": self.first_ns / 1e6, "last_ms": self.last_ns / 1e6,
+                "last_value": json_float(self.last_value)}
+
+
+@dataclasses.dataclass(frozen=True)
+class SeriesQuery:
+    project: str
+    run: str
+    key: str
+    x: XAxis = "step"
+    start: float | None = None  # in x units: step, ms since the epoch, or seconds since the run start
+    end: float | None = None
+    width: int = 1000
+
+
+@dataclasses.dataclass
+class SeriesResult:
+    raw: bool
+    total: int
+    x: np.ndarray  # float64 in x units
+    step: np.ndarray  # int64
+    wall_ns: np.ndarray  # int64
+    y: np.ndarray  # float64
+    start: float | None
+    end: float | None
+    before: int | None = None  # index into the arrays of the neighbour left of the range
+    after: int | None = None
+
+
+class Store(Protocol):
+    """What the bridge needs from a store. Engines are used from one writer thread
+    and any number of reader threads."""
+
+    name: str
+
+    def write(self, batches: Sequence[DecodedBatch]) -> None:
+        """Store these batches (points, histograms, texts, metadata, status) and
+        their (producer, seq) records, all or nothing. Raises StoreUnavailable."""
+
+    def stored_ranges(self, producer_id: bytes) -> list[tuple[int, int]]:
+        """The seq ranges of this producer already in the store."""
+
+    def apply_status(self, status: run_pb2.RunStatus) -> bool:
+        """Set a run's status unless a newer one is stored; True when applied."""
+
+    def apply_meta(self, meta: run_pb2.RunMeta) -> None: ...
+
+    def runs(self) -> list[RunRecord]: ...
+
+    def metrics(self, project: str, run: str) -> list[MetricRecord]: ...
+
+    def series(self, query: SeriesQuery) -> SeriesResult: ...
+
+    def histograms(self, project: str, run: str, key: str, limit: int) -> list[dict[str, Any]]: ...
+
+    def texts(self, project: str, run: str, key: str | None, limit: int) -> list[dict[str, Any]]: ...
+
+    def ping(self) -> bool: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,369 @@
+"""Embedded DuckDB: the store for one machine with no servers.
+
+Schema (one file)::
+
+    series(sid, project, run, key, kind, count, first_step, last_step, first_ns, last_ns, last_value)
+    points(sid, step, wall_ns, value)          -- NaN is stored as NULL so min/max skip it
+    histograms(sid, step, wall_ns, edges, counts, min, max, sum, count)
+    texts(sid, step, wall_ns, level, text)
+    runs(project, run, meta_json, state, reason, status_ns)
+    batches(producer, seq, stored_ns)          -- what makes re-sends harmless
+
+Every write is one transaction: points, per-series stats, metadata and the
+(producer, seq) records commit together or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import threading
+import time
+from typing import Any, Sequence
+
+import duckdb
+import numpy as np
+
+from curvestream.v1 import run_pb2
+
+from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.store.base import (
+    MetricRecord,
+    RunRecord,
+    SeriesQuery,
+    SeriesResult,
+    StoreUnavailable,
+    meta_fields,
+    record_from_meta,
+    state_name,
+)
+
+__all__ = ["DuckDBStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS series (
+    sid INTEGER PRIMARY KEY, project VARCHAR NOT NULL, run VARCHAR NOT NULL, key VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL, count BIGINT NOT NULL DEFAULT 0, first_step BIGINT, last_step BIGINT,
+    first_ns BIGINT, last_ns BIGINT, last_value DOUBLE, last_is_nan BOOLEAN DEFAULT false,
+    UNIQUE (project, run, key, kind));
+CREATE TABLE IF NOT EXISTS points (sid INTEGER NOT NULL, step BIGINT NOT NULL, wall_ns BIGINT NOT NULL, value DOUBLE);
+CREATE TABLE IF NOT EXISTS histograms (sid INTEGER NOT NULL, step BIGINT, wall_ns BIGINT, edges DOUBLE[],
+    counts DOUBLE[], min DOUBLE, max DOUBLE, sum DOUBLE, count UBIGINT);
+CREATE TABLE IF NOT EXISTS texts (sid INTEGER NOT NULL, step BIGINT, wall_ns BIGINT, level INTEGER, text VARCHAR);
+CREATE TABLE IF NOT EXISTS runs (project VARCHAR NOT NULL, run VARCHAR NOT NULL, meta_json VARCHAR,
+    state VARCHAR, reason VARCHAR, status_ns BIGINT, created_ns BIGINT, PRIMARY KEY (project, run));
+CREATE TABLE IF NOT EXISTS batches (producer BLOB NOT NULL, seq UBIGINT NOT NULL, stored_ns BIGINT);
+"""
+
+
+class DuckDBStore:
+    name = "duckdb"
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        if path != ":memory:":
+            pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._con = duckdb.connect(path)
+        except duckdb.IOException as exc:
+            raise StoreUnavailable(f"cannot open DuckDB file {path}: {exc}") from None
+        self._con.execute(_SCHEMA)
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        self._sids: dict[tuple[str, str, str, str], int] = {}
+        for sid, project, run, key, kind in self._con.execute("SELECT sid, project, run, key, kind FROM series").fetchall():
+            self._sids[(project, run, key, kind)] = sid
+        self._next_sid = max(self._sids.values(), default=0) + 1
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        cur = getattr(self._local, "cur", None)
+        if cur is None:
+            cur = self._local.cur = self._con.cursor()
+        return cur
+
+    # ------------------------------------------------------------------ writing
+    def write(self, batches: Sequence[DecodedBatch]) -> None:
+        with self._write_lock:
+            cur = self._cursor()
+            try:
+                cur.execute("BEGIN TRANSACTION")
+                self._write_points(cur, batches)
+                self._write_others(cur, batches)
+                now = time.time_ns()
+                rows = [(b.producer_id, b.seq, now) for b in batches]
+                cur.executemany("INSERT INTO batches VALUES (?, ?, ?)", rows)
+                cur.execute("COMMIT")
+            except duckdb.Error as exc:
+                try:
+                    cur.execute("ROLLBACK")
+                except duckdb.Error:
+                    pass
+                self._reload_sids()
+                raise StoreUnavailable(f"DuckDB write failed: {exc}") from None
+
+    def _reload_sids(self) -> None:
+        self._sids = {(p, r, k, kind): sid for sid, p, r, k, kind in
+                      self._cursor().execute("SELECT sid, project, run, key, kind FROM series").fetchall()}
+        self._next_sid = max(self._sids.values(), default=0) + 1
+
+    def _sid(self, cur: duckdb.DuckDBPyConnection, project: str, run: str, key: str, kind: str) -> int:
+        ident = (project, run, key, kind)
+        sid = self._sids.get(ident)
+        if sid is None:
+            sid = self._next_sid
+            self._next_sid += 1
+            cur.execute("INSERT INTO series (sid, project, run, key, kind) VALUES (?, ?, ?, ?, ?)",
+                        [sid, project, run, key, kind])
+            self._sids[ident] = sid
+            cur.execute("INSERT INTO runs (project, run, created_ns) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                        [project, run, time.time_ns()])
+        return sid
+
+    def _write_points(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
+        sids, steps, walls, values = [], [], [], []
+        stats: dict[int, list[Any]] = {}
+        for b in batches:
+            for col in b.scalars:
+                sid = self._sid(cur, b.project, b.run, col.key, "scalar")
+                sids.append(np.full(len(col.values), sid, dtype=np.int32))
+                steps.append(col.steps)
+                walls.append(col.wall_ns)
+                values.append(col.values)
+                last = int(np.argmax(col.wall_ns))
+                first = int(np.argmin(col.wall_ns))
+                s = stats.get(sid)
+                item = [len(col.values), int(col.steps[first]), int(col.wall_ns[first]), int(col.steps[last]),
+                        int(col.wall_ns[last]), float(col.values[last])]
+                if s is None:
+                    stats[sid] = item
+                else:
+                    s[0] += item[0]
+                    if item[2] < s[2]:
+                        s[1], s[2] = item[1], item[2]
+                    if item[4] > s[4]:
+                        s[3], s[4], s[5] = item[3], item[4], item[5]
+        if not sids:
+            return
+        new_points = {  # noqa: F841 - scanned by DuckDB by name
+            "sid": np.concatenate(sids),
+            "step": np.concatenate(steps),
+            "wall_ns": np.concatenate(walls),
+            "value": np.concatenate(values),  # numpy NaN -> NULL in DuckDB's scan
+        }
+        cur.execute("INSERT INTO points SELECT sid, step, wall_ns, value FROM new_points")
+        rows = [(sid, n, fs, fn, ls, ln, lv if lv == lv else None, lv != lv) for sid, (n, fs, fn, ls, ln, lv) in stats.items()]
+        cur.executemany(
+            """UPDATE series SET count = count + $1,
+                   first_step = CASE WHEN first_ns IS NULL OR $3 < first_ns THEN $2 ELSE first_step END,
+                   first_ns = CASE WHEN first_ns IS NULL OR $3 < first_ns THEN $3 ELSE first_ns END,
+                   last_step = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $4 ELSE last_step END,
+                   last_value = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $6 ELSE last_value END,
+                   last_is_nan = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $7 ELSE last_is_nan END,
+                   last_ns = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $5 ELSE last_ns END
+               WHERE sid = $8""",
+            [(n, fs, fn, ls, ln, lv, nan, sid) for sid, n, fs, fn, ls, ln, lv, nan in rows],
+        )
+
+    def _write_others(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
+        for b in batches:
+            for h in b.histograms:
+                sid = self._sid(cur, b.project, b.run, h.key, "histogram")
+                cur.execute("INSERT INTO histograms VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            [sid, h.step, h.wall_ns, list(h.bucket_edges), list(h.counts), h.min, h.max, h.sum, h.count])
+                self._bump(cur, sid, h.step, h.wall_ns)
+            for t in b.texts:
+                sid = self._sid(cur, b.project, b.run, t.key, "text")
+                cur.execute("INSERT INTO texts VALUES (?, ?, ?, ?, ?)", [sid, t.step, t.wall_ns, t.level, t.text])
+                self._bump(cur, sid, t.step, t.wall_ns)
+            if b.meta is not None:
+                self._apply_meta(cur, b.meta)
+            if b.status is not None:
+                self._apply_status(cur, b.status)
+
+    @staticmethod
+    def _bump(cur: duckdb.DuckDBPyConnection, sid: int, step: int, wall_ns: int) -> None:
+        cur.execute(
+            """UPDATE series SET count = count + 1,
+                   first_step = CASE WHEN first_ns IS NULL OR $2 < first_ns THEN $1 ELSE first_step END,
+                   first_ns = CASE WHEN first_ns IS NULL OR $2 < first_ns THEN $2 ELSE first_ns END,
+                   last_step = CASE WHEN last_ns IS NULL OR $2 > last_ns THEN $1 ELSE last_step END,
+                   last_ns = CASE WHEN last_ns IS NULL OR $2 > last_ns THEN $2 ELSE last_ns END
+               WHERE sid = $3""",
+            [step, wall_ns, sid],
+        )
+
+    def _apply_meta(self, cur: duckdb.DuckDBPyConnection, meta: run_pb2.RunMeta) -> None:
+        cur.execute(
+            """INSERT INTO runs (project, run, meta_json, created_ns) VALUES (?, ?, ?, ?)
+               ON CONFLICT (project, run) DO UPDATE SET meta_json = excluded.meta_json""",
+            [meta.project, meta.run, json.dumps(meta_fields(meta), ensure_ascii=False), time.time_ns()],
+        )
+
+    def _apply_status(self, cur: duckdb.DuckDBPyConnection, status: run_pb2.RunStatus) -> bool:
+        row = cur.execute("SELECT status_ns FROM runs WHERE project = ? AND run = ?",
+                          [status.project, status.run]).fetchone()
+        if row is not None and row[0] is not None and row[0] > status.updated_ns:
+            return False
+        cur.execute(
+            """INSERT INTO runs (project, run, state, reason, status_ns, created_ns) VALUES (?, ?, ?, ?, ?, ?)
+               ON CONFLICT (project, run) DO UPDATE SET state = excluded.state, reason = excluded.reason,
+               status_ns = excluded.status_ns""",
+            [status.project, status.run, state_name(status.state), status.reason, status.updated_ns, time.time_ns()],
+        )
+        return True
+
+    def apply_status(self, status: run_pb2.RunStatus) -> bool:
+        with self._write_lock:
+            return self._apply_status(self._cursor(), status)
+
+    def apply_meta(self, meta: run_pb2.RunMeta) -> None:
+        with self._write_lock:
+            self._apply_meta(self._cursor(), meta)
+
+    def stored_ranges(self, producer_id: bytes) -> list[tuple[int, int]]:
+        rows = self._cursor().execute(
+            """SELECT min(seq), max(seq) FROM (
+                   SELECT seq, seq - row_number() OVER (ORDER BY seq) AS grp FROM batches WHERE producer = ?)
+               GROUP BY grp ORDER BY 1""",
+            [producer_id],
+        ).fetchall()
+        return [(int(a), int(b)) for a, b in rows]
+
+    # ------------------------------------------------------------------ reading
+    def runs(self) -> list[RunRecord]:
+        rows = self._cursor().execute(
+            """SELECT r.project, r.run, r.meta_json, r.state, r.reason, r.status_ns, r.created_ns,
+                      coalesce((SELECT sum(count) FROM series s WHERE s.project = r.project AND s.run = r.run
+                                AND s.kind = 'scalar'), 0)
+               FROM runs r ORDER BY coalesce(r.created_ns, 0) DESC, r.project, r.run"""
+        ).fetchall()
+        out = []
+        for project, run, meta_json, state, reason, status_ns, created_ns, points in rows:
+            rec = record_from_meta(project, run, json.loads(meta_json) if meta_json else None)
+            rec.state = state or "unknown"
+            rec.reason = reason or ""
+            rec.updated_ns = status_ns or 0
+            rec.started_ns = rec.started_ns or (created_ns or 0)
+            rec.points = int(points)
+            out.append(rec)
+        return out
+
+    def metrics(self, project: str, run: str) -> list[MetricRecord]:
+        rows = self._cursor().execute(
+            """SELECT key, kind, count, first_step, last_step, first_ns, last_ns, last_value, last_is_nan
+               FROM series WHERE project = ? AND run = ? ORDER BY key, kind""",
+            [project, run],
+        ).fetchall()
+        return [
+            MetricRecord(k, kind, int(n), fs or 0, ls or 0, fn or 0, ln or 0,
+                         float("nan") if (nan or lv is None) else float(lv))
+            for k, kind, n, fs, ls, fn, ln, lv, nan in rows
+        ]
+
+    def _run_start_ns(self, cur: duckdb.DuckDBPyConnection, project: str, run: str) -> int:
+        row = cur.execute(
+            "SELECT min(first_ns) FROM series WHERE project = ? AND run = ?", [project, run]
+        ).fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def series(self, q: SeriesQuery) -> SeriesResult:
+        cur = self._cursor()
+        sid = self._sids.get((q.project, q.run, q.key, "scalar"))
+        empty = np.zeros(0)
+        if sid is None:
+            return SeriesResult(True, 0, empty, empty.astype(np.int64), empty.astype(np.int64), empty, q.start, q.end)
+        # x expression in the stored units, and the conversion of the query range to them
+        origin = 0
+        if q.x == "step":
+            xcol, scale = "step", 1.0
+        elif q.x == "time":
+            xcol, scale = "wall_ns", 1e6  # query in ms
+        else:
+            origin = self._run_start_ns(cur, q.project, q.run)
+            xcol, scale = "wall_ns", 1e9  # query in seconds since the run start
+        lo = None if q.start is None else int(np.floor(q.start * scale)) + origin
+        hi = None if q.end is None else int(np.ceil(q.end * scale)) + origin
+        if lo is None or hi is None:
+            row = cur.execute(f"SELECT min({xcol}), max({xcol}) FROM points WHERE sid = ?", [sid]).fetchone()
+            if row is None or row[0] is None:
+                return SeriesResult(True, 0, empty, empty.astype(np.int64), empty.astype(np.int64), empty, q.start, q.end)
+            lo = int(row[0]) if lo is None else lo
+            hi = int(row[1]) if hi is None else hi
+        total = cur.execute(f"SELECT count(*) FROM points WHERE sid = ? AND {xcol} BETWEEN ? AND ?",
+                            [sid, lo, hi]).fetchone()[0]
+        width = max(1, int(q.width))
+        if total <= 4 * width:
+            sql = f"""SELECT step, wall_ns, value FROM points WHERE sid = ? AND {xcol} BETWEEN ? AND ?
+                      ORDER BY {xcol}, wall_ns"""
+            params: list[Any] = [sid, lo, hi]
+            raw = True
+        else:
+            span = max(hi - lo, 1)
+            col = f"least(CAST(floor(({xcol} - ?) * ? / ?) AS BIGINT), ?)"
+            sql = f"""
+                WITH p AS (SELECT step, wall_ns, value, {xcol} AS x, {col} AS col
+                           FROM points WHERE sid = ? AND {xcol} BETWEEN ? AND ?),
+                agg AS (SELECT arg_min(p, x) AS a, arg_max(p, x) AS b,
+                               arg_min(p, value) AS c, arg_max(p, value) AS d,
+                               arg_min(p, x) FILTER (WHERE value IS NULL) AS e
+                        FROM p GROUP BY col),
+                pick AS (SELECT unnest([a, b, c, d, e]) AS r FROM agg)
+                SELECT DISTINCT r.step, r.wall_ns, r.value, r.x FROM pick WHERE r IS NOT NULL
+                ORDER BY r.x, r.wall_ns"""
+            params = [lo, width, span, width - 1, sid, lo, hi]
+            raw = False
+        rows = cur.execute(sql, params).fetchnumpy()
+        step = np.asarray(rows["step"], dtype=np.int64)
+        wall = np.asarray(rows["wall_ns"], dtype=np.int64)
+        y = np.ma.filled(np.ma.asarray(rows["value"], dtype=np.float64), np.nan)
+        # neighbours just outside the range, so a zoomed line runs to the edges
+        before = cur.execute(f"""SELECT step, wall_ns, value FROM points WHERE sid = ? AND {xcol} < ?
+                                 ORDER BY {xcol} DESC LIMIT 1""", [sid, lo]).fetchone()
+        after = cur.execute(f"""SELECT step, wall_ns, value FROM points WHERE sid = ? AND {xcol} > ?
+                                ORDER BY {xcol} LIMIT 1""", [sid, hi]).fetchone()
+        res_before = res_after = None
+        if before is not None:
+            step, wall, y = (np.concatenate(([before[0]], step)), np.concatenate(([before[1]], wall)),
+                             np.concatenate(([np.nan if before[2] is None else before[2]], y)))
+            res_before = 0
+        if after is not None:
+            step, wall, y = (np.concatenate((step, [after[0]])), np.concatenate((wall, [after[1]])),
+                             np.concatenate((y, [np.nan if after[2] is None else after[2]])))
+            res_after = len(step) - 1
+        xs = step.astype(np.float64) if q.x == "step" else (wall - origin) / scale
+        return SeriesResult(raw, int(total), xs, step, wall, y, q.start if q.start is not None else (lo - origin) / scale,
+                            q.end if q.end is not None else (hi - origin) / scale, res_before, res_after)
+
+    def histograms(self, project: str, run: str, key: str, limit: int = 500) -> list[dict[str, Any]]:
+        sid = self._sids.get((project, run, key, "histogram"))
+        if sid is None:
+            return []
+        rows = self._cursor().execute(
+            """SELECT step, wall_ns, edges, counts, min, max, sum, count FROM histograms WHERE sid = ?
+               ORDER BY wall_ns""", [sid]).fetchall()
+        if len(rows) > limit:  # evenly spaced, first and last kept
+            idx = np.unique(np.linspace(0, len(rows) - 1, limit).round().astype(int))
+            rows = [rows[i] for i in idx]
+        return [{"step": s, "time_ms": w / 1e6, "edges": e, "counts": c, "min": lo, "max": hi, "sum": sm, "count": n}
+                for s, w, e, c, lo, hi, sm, n in rows]
+
+    def texts(self, project: str, run: str, key: str | None, limit: int = 1000) -> list[dict[str, Any]]:
+        cond, params = "s.project = ? AND s.run = ? AND s.kind = 'text'", [project, run]
+        if key is not None:
+            cond += " AND s.key = ?"
+            params.append(key)
+        rows = self._cursor().execute(
+            f"""SELECT s.key, t.step, t.wall_ns, t.level, t.text FROM texts t JOIN series s USING (sid)
+                WHERE {cond} ORDER BY t.wall_ns DESC LIMIT ?""", [*params, limit]).fetchall()
+        return [{"key": k, "step": st, "time_ms": w / 1e6, "level": lv, "text": tx} for k, st, w, lv, tx in reversed(rows)]
+
+    def ping(self) -> bool:
+        try:
+            self._cursor().execute("SELECT 1").fetchone()
+            return True
+        except duckdb.Error:
+            return False
+
+    def close(self) -> None:
+        with self._write_lock:
+            self._con.close()
