@@ -47,6 +47,11 @@ describe('plotWidthPx', () => {
 });
 
 describe('buildChartOption', () => {
+  it('lists the raw line first, so the zoom slider shadows the data', () => {
+    const option = buildChartOption(model());
+    expect((option.series as AnySeries[])[0]!.id).toBe(seriesIds('a').raw);
+  });
+
   it('draws lines without symbols and without ECharts sampling', () => {
     const option = buildChartOption(model());
     const raw = seriesById(option, seriesIds('a').raw);
@@ -75,7 +80,7 @@ describe('buildChartOption', () => {
     expect(markers[0]!.value).toEqual([20, yAxis.max]);
     expect(markers[1]!.value).toEqual([40, yAxis.max]);
     expect(markers[2]!.value).toEqual([50, yAxis.min]);
-    expect(computeLayers(model()).notes[0]).toBe('1 NaN, 1 +Inf, 1 -Inf marked at the plot edge');
+    expect(computeLayers(model()).notes[0]).toBe('NaN, +Inf and -Inf marked at the plot edge');
   });
 
   it('draws the smoothed line over a faint raw line, with a min/max band', () => {
@@ -191,7 +196,7 @@ describe('buildDataUpdate', () => {
   });
 });
 
-const ORDER = ['env-lo', 'env-hi', 'raw', 'smooth', 'non-finite'];
+const ORDER = ['raw', 'smooth', 'env-lo', 'env-hi', 'non-finite'];
 function sortLike(a: string, b: string): number {
   return ORDER.indexOf(a.split('|')[1]!) - ORDER.indexOf(b.split('|')[1]!);
 }

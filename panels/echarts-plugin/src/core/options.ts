@@ -119,20 +119,15 @@ export function computeLayers(model: ChartModel): ChartLayers {
   );
 
   const notes: string[] = [];
-  const total = series.reduce(
-    (acc, s) => ({
-      nan: acc.nan + s.nonFinite.nan,
-      posInf: acc.posInf + s.nonFinite.posInf,
-      negInf: acc.negInf + s.nonFinite.negInf,
-    }),
-    { nan: 0, posInf: 0, negInf: 0 },
-  );
-  const special = [
-    total.nan ? `${total.nan} NaN` : '',
-    total.posInf ? `${total.posInf} +Inf` : '',
-    total.negInf ? `${total.negInf} -Inf` : '',
+  const kinds = [
+    series.some((s) => s.nonFinite.nan > 0) ? 'NaN' : '',
+    series.some((s) => s.nonFinite.posInf > 0) ? '+Inf' : '',
+    series.some((s) => s.nonFinite.negInf > 0) ? '-Inf' : '',
   ].filter(Boolean);
-  if (special.length) notes.push(`${special.join(', ')} marked at the plot edge`);
+  if (kinds.length) {
+    const list = kinds.length === 1 ? kinds[0] : `${kinds.slice(0, -1).join(', ')} and ${kinds[kinds.length - 1]}`;
+    notes.push(`${list} marked at the plot edge`);
+  }
   if (settings.logY && yRange.nonPositiveHidden > 0) {
     notes.push(`${plural(yRange.nonPositiveHidden, 'value')} ≤ 0 hidden (log scale)`);
   }
@@ -264,7 +259,11 @@ function yAxisOption(model: ChartModel, layers: ChartLayers): NonNullable<CurveC
   };
 }
 
-/** The series of every curve, in drawing order: band, raw, smoothed, markers. */
+/**
+ * The series of every curve: raw, smoothed, band, markers. Drawing order comes
+ * from `z` (band under raw under smoothed under markers); the raw line is
+ * listed first because the zoom slider draws its data shadow from the first series.
+ */
 function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolean): (LineSeriesOption | ScatterSeriesOption)[] {
   const log = model.settings.logY;
   const out: (LineSeriesOption | ScatterSeriesOption)[] = [];
@@ -277,8 +276,6 @@ function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolea
     const raw = linePairs(data.x, data.y, log);
     if (!withStyle) {
       out.push(
-        { id: ids.envelopeLow, type: 'line', data: band.low },
-        { id: ids.envelopeHigh, type: 'line', data: band.high },
         {
           id: ids.raw,
           type: 'line',
@@ -286,6 +283,8 @@ function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolea
           lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
         },
         { id: ids.smooth, type: 'line', data: smooth },
+        { id: ids.envelopeLow, type: 'line', data: band.low },
+        { id: ids.envelopeHigh, type: 'line', data: band.high },
         { id: ids.nonFinite, type: 'scatter', data: markers, large: markers.length > 2000 },
       );
       continue;
@@ -305,6 +304,13 @@ function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolea
       z: 2,
     };
     out.push(
+      {
+        ...line,
+        id: ids.raw,
+        data: raw,
+        lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
+      },
+      { ...line, id: ids.smooth, data: smooth, lineStyle: { color, width: 2 }, z: 3 },
       {
         ...line,
         id: ids.envelopeLow,
@@ -327,25 +333,18 @@ function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolea
         z: 1,
       },
       {
-        ...line,
-        id: ids.raw,
-        data: raw,
-        lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
-      },
-      { ...line, id: ids.smooth, data: smooth, lineStyle: { color, width: 2 }, z: 3 },
-      {
         id: ids.nonFinite,
         type: 'scatter',
         name,
         color,
         data: markers,
-        symbolSize: 9,
+        symbolSize: 8,
         large: markers.length > 2000,
         largeThreshold: 2000,
         progressiveThreshold: 5000,
         animation: false,
         emphasis: { disabled: true },
-        itemStyle: { color, borderColor: model.settings.theme.tooltipBackground, borderWidth: 1 },
+        itemStyle: { color, opacity: 1 },
         z: 4,
       },
     );

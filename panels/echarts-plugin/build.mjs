@@ -1,0 +1,32 @@
+// Builds the page into the bridge's static directory: index.html + assets/app.{js,css}.
+// Usage: npm run build  (OUT_DIR=... to build elsewhere)
+import { build } from 'esbuild';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const outDir = resolve(process.env.OUT_DIR ?? resolve(here, '../../bridge/src/curvestream_bridge/static'));
+
+await rm(outDir, { recursive: true, force: true });
+await mkdir(resolve(outDir, 'assets'), { recursive: true });
+
+const result = await build({
+  entryPoints: { app: resolve(here, 'src/page/main.ts') },
+  outdir: resolve(outDir, 'assets'),
+  bundle: true,
+  format: 'esm',
+  target: ['es2022'],
+  minify: true,
+  sourcemap: false,
+  legalComments: 'linked',
+  metafile: true,
+  logLevel: 'warning',
+  define: { 'process.env.NODE_ENV': '"production"' },
+});
+await copyFile(resolve(here, 'src/page/index.html'), resolve(outDir, 'index.html'));
+
+const sizes = Object.entries(result.metafile.outputs)
+  .map(([file, info]) => `${file.replace(/^.*static\//, '')} ${(info.bytes / 1024).toFixed(0)} KiB`)
+  .join(', ');
+console.log(`built ${outDir}: index.html, ${sizes}`);

@@ -1,0 +1,87 @@
+import type { RunRef } from '../core/runs';
+import type { ApiMetric, ApiRun, ApiRunsResponse, ApiMetricsResponse, ApiSeriesResponse, XMode } from '../types/api';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export interface SeriesQuery {
+  x: XMode;
+  width: number;
+  start?: number;
+  end?: number;
+}
+
+/**
+ * The bridge's HTTP API, resolved against the page's own URL so the page
+ * works under any base path. Names go into paths with encodeURIComponent;
+ * metric keys only into query strings.
+ */
+export class ApiClient {
+  constructor(
+    private readonly base: string,
+    private readonly token: () => string | null,
+  ) {}
+
+  url(path: string, params: Record<string, string | number | undefined> = {}): URL {
+    const url = new URL(path, this.base);
+    for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.set(k, String(v));
+    return url;
+  }
+
+  /** ws:// or wss:// URL of the live socket, same origin as the page. */
+  liveUrl(): string {
+    const url = this.url('api/v1/live');
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    return url.toString();
+  }
+
+  private async getJson<T>(url: URL, signal?: AbortSignal): Promise<T> {
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    const token = this.token();
+    if (token) headers.Authorization = `Bearer ${token}`;
+    const response = await fetch(url, { headers, ...(signal ? { signal } : {}) });
+    if (!response.ok) {
+      let detail = response.statusText;
+      try {
+        const body = (await response.json()) as { detail?: unknown; error?: unknown };
+        detail = String(body.detail ?? body.error ?? detail);
+      } catch {
+        // not JSON: keep the status text
+      }
+      throw new ApiError(response.status, `${response.status} ${detail}`);
+    }
+    return (await response.json()) as T;
+  }
+
+  async runs(signal?: AbortSignal): Promise<ApiRun[]> {
+    const body = await this.getJson<ApiRunsResponse>(this.url('api/v1/runs'), signal);
+    return Array.isArray(body.runs) ? body.runs : [];
+  }
+
+  private runPath(ref: RunRef, tail: string): string {
+    return `api/v1/runs/${encodeURIComponent(ref.project)}/${encodeURIComponent(ref.run)}/${tail}`;
+  }
+
+  async metrics(ref: RunRef, signal?: AbortSignal): Promise<ApiMetric[]> {
+    const body = await this.getJson<ApiMetricsResponse>(this.url(this.runPath(ref, 'metrics')), signal);
+    return Array.isArray(body.metrics) ? body.metrics : [];
+  }
+
+  series(ref: RunRef, key: string, query: SeriesQuery, signal?: AbortSignal): Promise<ApiSeriesResponse> {
+    const url = this.url(this.runPath(ref, 'series'), {
+      key,
+      x: query.x,
+      start: query.start,
+      end: query.end,
+      width: query.width,
+    });
+    return this.getJson<ApiSeriesResponse>(url, signal);
+  }
+}

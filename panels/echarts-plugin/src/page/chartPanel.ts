@@ -1,0 +1,536 @@
+import { LIVE_POINTS_PER_COLUMN, TIMING } from '../constants/defaults';
+import { chartTestId, TEST_IDS } from '../constants/testIds';
+import { appendLivePoints, liveFrameToSeries } from '../core/live';
+import { m4 } from '../core/m4';
+import { buildChartOption, buildDataUpdate, computeLayers, GRID, plotWidthPx, type ChartLayers } from '../core/options';
+import type { RunRef } from '../core/runs';
+import {
+  countInRange,
+  emptySeries,
+  meanSpacing,
+  parseSeriesResponse,
+  relativeOriginMs,
+  spliceDetail,
+  withNeighbours,
+  xExtent,
+} from '../core/series';
+import type { LiveSeriesFrame, XMode } from '../types/api';
+import type { ChartModel, ChartSettings, SeriesData } from '../types/chart';
+import { ApiError, type ApiClient } from './api';
+import { debounce, el } from './dom';
+import { init, type EChartsType } from './echarts';
+
+/** One run on a chart, as the page asks for it. */
+export interface CurveSpec {
+  ref: RunRef;
+  id: string;
+  name: string;
+  color: string;
+  /** The run's first-point time (from its metrics), for relative x until a query tells better. */
+  originMs: number | null;
+}
+
+interface Detail {
+  window: [number, number];
+  /** Points of the window plus its before/after neighbours, plus live points that fall in it. */
+  data: SeriesData;
+  raw: boolean;
+  /** The window reached the series' end when queried: live points belong to it. */
+  open: boolean;
+}
+
+interface Curve extends CurveSpec {
+  /** The whole series (M4 at the plot width) plus live points. */
+  overview: SeriesData;
+  overviewRaw: boolean;
+  detail: Detail | null;
+  dxRef: number | undefined;
+  loaded: boolean;
+  /** Bumped by every query; a response with an older number is dropped. */
+  seq: number;
+  abort: AbortController | null;
+  /** Live points received while a query was running, replayed onto its answer. */
+  liveDuringQuery: SeriesData[] | null;
+  error: string | null;
+}
+
+export interface CurveSnapshot {
+  name: string;
+  project: string;
+  run: string;
+  /** Points drawn inside the visible x range (all of them when not zoomed). */
+  points: number;
+  /** Points held for the whole chart, outside the view included. */
+  drawn: number;
+  raw: boolean;
+}
+
+export interface ChartSnapshot {
+  key: string;
+  state: ChartState;
+  xMode: XMode;
+  window: [number, number] | null;
+  raw: boolean;
+  smoothing: boolean;
+  envelope: boolean;
+  logY: boolean;
+  notes: string[];
+  series: CurveSnapshot[];
+}
+
+type ChartState = 'idle' | 'loading' | 'ready' | 'error';
+
+export interface ChartPanelHost {
+  api: ApiClient;
+  /** The user zoomed this chart (null: back to everything); x units of the current mode. */
+  onUserZoom(window: [number, number] | null, source: ChartPanel): void;
+}
+
+function drawnData(curve: Curve): SeriesData {
+  return curve.detail ? spliceDetail(curve.overview, curve.detail.data) : curve.overview;
+}
+
+/** Query bounds: whole steps and milliseconds, so an integer column is never asked for a fraction. */
+function queryBounds(mode: XMode, window: [number, number]): [number, number] {
+  if (mode === 'relative') return window;
+  return [Math.floor(window[0]), Math.ceil(window[1])];
+}
+
+/**
+ * One metric key's chart: every selected run's curve, loaded at the plot's
+ * pixel width, re-queried at full detail for the visible range on zoom, and
+ * extended in place by live points.
+ */
+export class ChartPanel {
+  readonly root: HTMLElement;
+  private readonly canvas: HTMLDivElement;
+  private readonly modeBadge: HTMLSpanElement;
+  private readonly notesEl: HTMLSpanElement;
+  private readonly messageEl: HTMLDivElement;
+  private chart: EChartsType | null = null;
+  private readonly curves = new Map<string, Curve>();
+  private window: [number, number] | null;
+  private widthPx = 800;
+  private visible = false;
+  private state: ChartState = 'idle';
+  private layers: ChartLayers | null = null;
+  private readonly resizeObserver: ResizeObserver;
+  private readonly intersectionObserver: IntersectionObserver;
+  private readonly zoomQuery = debounce(() => this.queryDetails(), TIMING.zoomDebounceMs);
+  private readonly userZoomed = debounce(() => this.finishUserZoom(), TIMING.zoomDebounceMs);
+  private readonly renderSoon = debounce(() => this.render(false), 50);
+
+  constructor(
+    readonly key: string,
+    private settings: ChartSettings,
+    window: [number, number] | null,
+    private readonly host: ChartPanelHost,
+  ) {
+    this.window = window;
+    this.canvas = el('div', { class: 'chart-canvas' });
+    this.modeBadge = el('span', { class: 'badge mode', 'data-testid': TEST_IDS.chartMode, title: '' });
+    this.notesEl = el('span', { class: 'chart-notes', 'data-testid': TEST_IDS.chartNotes });
+    this.messageEl = el('div', { class: 'chart-message', hidden: true });
+    const reset = el('button', {
+      class: 'icon-button',
+      type: 'button',
+      title: 'Show the whole x range',
+      'data-testid': TEST_IDS.chartResetZoom,
+      text: '⤢',
+    });
+    reset.addEventListener('click', () => this.host.onUserZoom(null, this));
+    this.root = el(
+      'section',
+      { class: 'chart-card', 'data-testid': chartTestId(key), 'data-key': key },
+      el('header', { class: 'chart-head' }, el('h3', { title: key, text: key }), this.modeBadge, this.notesEl, reset),
+      this.canvas,
+      this.messageEl,
+    );
+    this.writeAttributes();
+    this.resizeObserver = new ResizeObserver(() => this.onResize());
+    this.intersectionObserver = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) this.becomeVisible();
+    }, { rootMargin: '300px' });
+    this.intersectionObserver.observe(this.root);
+  }
+
+  // ---- what the page asks of a chart ----
+
+  setCurves(specs: readonly CurveSpec[]): void {
+    const wanted = new Set(specs.map((s) => s.id));
+    for (const [id, curve] of this.curves) {
+      if (!wanted.has(id)) {
+        curve.abort?.abort();
+        this.curves.delete(id);
+      }
+    }
+    const added: Curve[] = [];
+    for (const spec of specs) {
+      const existing = this.curves.get(spec.id);
+      if (existing) {
+        existing.name = spec.name;
+        existing.color = spec.color;
+        existing.originMs ??= spec.originMs;
+        continue;
+      }
+      const curve: Curve = {
+        ...spec,
+        overview: emptySeries(),
+        overviewRaw: true,
+        detail: null,
+        dxRef: undefined,
+        loaded: false,
+        seq: 0,
+        abort: null,
+        liveDuringQuery: null,
+        error: null,
+      };
+      this.curves.set(spec.id, curve);
+      added.push(curve);
+    }
+    this.render(true);
+    if (this.visible) for (const curve of added) void this.loadCurve(curve, true);
+  }
+
+  setSettings(settings: ChartSettings, window: [number, number] | null): void {
+    const modeChanged = settings.xMode !== this.settings.xMode;
+    this.settings = settings;
+    if (modeChanged) {
+      // new x units: every curve is loaded again from scratch
+      this.window = window;
+      for (const curve of this.curves.values()) this.resetCurve(curve);
+      this.render(true);
+      this.reloadAll();
+      return;
+    }
+    this.render(true);
+  }
+
+  /** A zoom decided elsewhere (another chart, the URL, the reset button). */
+  setWindow(window: [number, number] | null): void {
+    if (sameWindow(window, this.window)) return;
+    this.window = window;
+    this.applyZoomToChart();
+    this.zoomQuery();
+  }
+
+  appendLive(curveId: string, frame: LiveSeriesFrame): void {
+    const curve = this.curves.get(curveId);
+    if (!curve) return;
+    const origin = curve.originMs ?? frame.time_ms[0] ?? null;
+    curve.originMs ??= origin;
+    const added = liveFrameToSeries(frame, this.settings.xMode, origin);
+    if (added.x.length === 0) return;
+    if (curve.liveDuringQuery) curve.liveDuringQuery.push(added);
+    if (!curve.loaded) return;
+    this.applyLive(curve, added);
+    this.renderSoon();
+  }
+
+  /** Load one run's curve again (after it finished, or after a reconnect). */
+  refreshCurve(curveId: string): void {
+    const curve = this.curves.get(curveId);
+    if (curve && this.visible) void this.loadCurve(curve, true);
+  }
+
+  refreshAll(): void {
+    if (this.visible) this.reloadAll();
+  }
+
+  snapshot(): ChartSnapshot {
+    const series = [...this.curves.values()].map((c) => this.curveSnapshot(c));
+    return {
+      key: this.key,
+      state: this.state,
+      xMode: this.settings.xMode,
+      window: this.window ? [this.window[0], this.window[1]] : null,
+      raw: series.length > 0 && series.every((s) => s.raw),
+      smoothing: this.layers?.smoothingOn ?? false,
+      envelope: this.layers?.envelopeOn ?? false,
+      logY: this.settings.logY,
+      notes: this.layers ? [...this.layers.notes] : [],
+      series,
+    };
+  }
+
+  dispose(): void {
+    this.zoomQuery.cancel();
+    this.userZoomed.cancel();
+    this.renderSoon.cancel();
+    for (const curve of this.curves.values()) curve.abort?.abort();
+    this.resizeObserver.disconnect();
+    this.intersectionObserver.disconnect();
+    this.chart?.dispose();
+    this.chart = null;
+    this.root.remove();
+  }
+
+  // ---- loading ----
+
+  private becomeVisible(): void {
+    if (this.visible) return;
+    this.visible = true;
+    this.intersectionObserver.disconnect();
+    this.chart = init(this.canvas, null, { renderer: 'canvas' });
+    this.chart.on('datazoom', () => this.userZoomed());
+    this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
+    this.resizeObserver.observe(this.canvas);
+    this.render(true);
+    this.reloadAll();
+  }
+
+  private reloadAll(): void {
+    for (const curve of this.curves.values()) void this.loadCurve(curve, true);
+  }
+
+  private resetCurve(curve: Curve): void {
+    curve.abort?.abort();
+    curve.overview = emptySeries();
+    curve.overviewRaw = true;
+    curve.detail = null;
+    curve.dxRef = undefined;
+    curve.loaded = false;
+    curve.seq++;
+  }
+
+  /**
+   * Query a curve: the whole series first when needed (or asked), then the
+   * visible window at full detail. Live points that arrive meanwhile are
+   * replayed onto the answer, so none is lost to the race.
+   */
+  private async loadCurve(curve: Curve, withOverview: boolean): Promise<void> {
+    curve.abort?.abort();
+    const abort = new AbortController();
+    curve.abort = abort;
+    const seq = ++curve.seq;
+    curve.liveDuringQuery = [];
+    const mode = this.settings.xMode;
+    const width = this.widthPx;
+    const window = this.window;
+    this.setState('loading');
+    try {
+      if (withOverview || !curve.loaded) {
+        const response = await this.fetchSeries(curve, { x: mode, width }, abort.signal);
+        if (seq !== curve.seq) return;
+        const parsed = parseSeriesResponse(response);
+        curve.overview = parsed.points;
+        curve.overviewRaw = parsed.raw;
+        const extent = xExtent(parsed.points);
+        curve.dxRef = extent ? meanSpacing(extent[0], extent[1], parsed.total) : undefined;
+        if (mode === 'relative') curve.originMs = relativeOriginMs(parsed.points) ?? curve.originMs;
+      }
+      if (window) {
+        const [start, end] = queryBounds(mode, window);
+        const response = await this.fetchSeries(curve, { x: mode, width, start, end }, abort.signal);
+        if (seq !== curve.seq) return;
+        const parsed = parseSeriesResponse(response);
+        curve.detail = { window, data: withNeighbours(parsed), raw: parsed.raw, open: parsed.after === null };
+      } else {
+        curve.detail = null;
+      }
+      curve.loaded = true;
+      curve.error = null;
+      for (const added of curve.liveDuringQuery ?? []) this.applyLive(curve, added);
+      curve.liveDuringQuery = null;
+    } catch (error) {
+      if (abort.signal.aborted || seq !== curve.seq) return;
+      curve.error = error instanceof Error ? error.message : String(error);
+      curve.liveDuringQuery = null;
+    }
+    if (seq === curve.seq) {
+      curve.abort = null;
+      this.render(false);
+    }
+  }
+
+  private async fetchSeries(
+    curve: Curve,
+    query: { x: XMode; width: number; start?: number; end?: number },
+    signal: AbortSignal,
+  ) {
+    try {
+      return await this.host.api.series(curve.ref, this.key, query, signal);
+    } catch (error) {
+      // a run without this key yet: an empty curve, not an error
+      if (error instanceof ApiError && error.status === 404) {
+        return {
+          project: curve.ref.project,
+          run: curve.ref.run,
+          key: this.key,
+          x: query.x,
+          start: query.start ?? null,
+          end: query.end ?? null,
+          width: query.width,
+          raw: true,
+          total: 0,
+          points: { x: [], y: [], step: [], time_ms: [] },
+          before: null,
+          after: null,
+        };
+      }
+      throw error;
+    }
+  }
+
+  private queryDetails(): void {
+    if (!this.visible) return;
+    // zooming back out to everything asks for the whole series again
+    for (const curve of this.curves.values()) void this.loadCurve(curve, this.window === null);
+  }
+
+  private applyLive(curve: Curve, added: SeriesData): void {
+    const budget = LIVE_POINTS_PER_COLUMN * this.widthPx;
+    const overview = appendLivePoints(curve.overview, added);
+    curve.overview = overview.data;
+    if (curve.overview.x.length > budget) {
+      curve.overview = m4(curve.overview, this.widthPx);
+      curve.overviewRaw = false;
+    }
+    const detail = curve.detail;
+    if (!detail || !detail.open) return;
+    // the window reached the end of the series: its points join it, and the
+    // first point past the window becomes its right-hand neighbour
+    const inside: SeriesData = emptySeries();
+    for (let i = 0; i < added.x.length && detail.open; i++) {
+      inside.x.push(added.x[i]!);
+      inside.y.push(added.y[i]!);
+      inside.step.push(added.step[i]!);
+      inside.timeMs.push(added.timeMs[i]!);
+      if (added.x[i]! > detail.window[1]) detail.open = false;
+    }
+    detail.data = appendLivePoints(detail.data, inside).data;
+    if (countInRange(detail.data, detail.window[0], detail.window[1]) > budget) {
+      detail.data = m4(detail.data, this.widthPx, detail.window[0], detail.window[1]);
+      detail.raw = false;
+    }
+  }
+
+  // ---- zoom ----
+
+  private currentExtent(): [number, number] | null {
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const curve of this.curves.values()) {
+      const extent = xExtent(drawnData(curve));
+      if (!extent) continue;
+      lo = Math.min(lo, extent[0]);
+      hi = Math.max(hi, extent[1]);
+    }
+    return hi >= lo ? [lo, hi] : null;
+  }
+
+  /** The user moved the zoom: read the plot's edges as x values and tell the page. */
+  private finishUserZoom(): void {
+    const chart = this.chart;
+    const extent = this.currentExtent();
+    if (!chart || !extent) return;
+    const left = GRID.left;
+    const right = chart.getWidth() - GRID.right;
+    const a = chart.convertFromPixel({ gridIndex: 0 }, [left, 0]) as number[] | undefined;
+    const b = chart.convertFromPixel({ gridIndex: 0 }, [right, 0]) as number[] | undefined;
+    const x0 = Number(a?.[0]);
+    const x1 = Number(b?.[0]);
+    if (!Number.isFinite(x0) || !Number.isFinite(x1) || x1 <= x0) return;
+    const slack = (extent[1] - extent[0]) * 1e-6;
+    const window: [number, number] | null =
+      x0 <= extent[0] + slack && x1 >= extent[1] - slack
+        ? null
+        : queryBounds(this.settings.xMode, [Math.max(x0, extent[0]), Math.min(x1, extent[1])]);
+    if (sameWindow(window, this.window)) return;
+    this.window = window;
+    // hold the window in x values, so live points growing the axis do not shift it
+    this.applyZoomToChart();
+    this.zoomQuery();
+    this.host.onUserZoom(window, this);
+  }
+
+  private applyZoomToChart(): void {
+    if (!this.chart) return;
+    const range = this.window ? { startValue: this.window[0], endValue: this.window[1] } : { start: 0, end: 100 };
+    this.chart.setOption({ dataZoom: [range, range] });
+  }
+
+  private onResize(): void {
+    if (!this.chart) return;
+    this.chart.resize();
+    const width = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
+    const change = Math.abs(width - this.widthPx) / Math.max(1, this.widthPx);
+    this.widthPx = width;
+    if (change > TIMING.resizeRequeryFraction) {
+      this.reloadAll();
+    }
+  }
+
+  // ---- drawing ----
+
+  private model(): ChartModel {
+    return {
+      series: [...this.curves.values()].map((c) => ({
+        id: c.id,
+        name: c.name,
+        color: c.color,
+        data: drawnData(c),
+        ...(c.dxRef === undefined ? {} : { dxRef: c.dxRef }),
+      })),
+      settings: this.settings,
+      widthPx: this.widthPx,
+      xWindow: this.window,
+      title: this.key,
+    };
+  }
+
+  /** `structure`: runs or settings changed (full option, series replaced); otherwise only data. */
+  private render(structure: boolean): void {
+    const model = this.model();
+    const layers = computeLayers(model);
+    this.layers = layers;
+    if (this.chart) {
+      if (structure) this.chart.setOption(buildChartOption(model, layers), { replaceMerge: ['series'] });
+      else this.chart.setOption(buildDataUpdate(model, layers));
+    }
+    const curves = [...this.curves.values()];
+    const errors = curves.filter((c) => c.error);
+    const loading = curves.some((c) => c.abort !== null);
+    if (!this.visible) this.setState('idle');
+    else if (loading) this.setState('loading');
+    else if (errors.length) this.setState('error');
+    else this.setState('ready');
+    this.messageEl.hidden = errors.length === 0;
+    this.messageEl.textContent = errors.map((c) => `${c.name}: ${c.error}`).join('\n');
+    this.notesEl.textContent = layers.notes.join(' · ');
+    this.writeAttributes();
+  }
+
+  private curveSnapshot(curve: Curve): CurveSnapshot {
+    const data = drawnData(curve);
+    const points = this.window ? countInRange(data, this.window[0], this.window[1]) : data.x.length;
+    const raw = curve.detail ? curve.detail.raw : curve.overviewRaw;
+    return { name: curve.name, project: curve.ref.project, run: curve.ref.run, points, drawn: data.x.length, raw };
+  }
+
+  private setState(state: ChartState): void {
+    this.state = state;
+    this.root.dataset.state = state;
+  }
+
+  private writeAttributes(): void {
+    const snapshot = this.snapshot();
+    const points: Record<string, number> = {};
+    for (const s of snapshot.series) points[s.name] = s.points;
+    this.root.dataset.points = JSON.stringify(points);
+    this.root.dataset.raw = String(snapshot.raw);
+    this.root.dataset.smoothing = snapshot.smoothing ? 'on' : 'off';
+    this.root.dataset.envelope = String(snapshot.envelope);
+    const total = snapshot.series.reduce((n, s) => n + s.points, 0);
+    this.modeBadge.textContent = snapshot.series.length === 0 ? '' : snapshot.raw ? 'raw' : 'M4';
+    this.modeBadge.className = `badge mode ${snapshot.raw ? 'raw' : 'm4'}`;
+    this.modeBadge.title = snapshot.raw
+      ? `all ${total} points of the visible range are drawn`
+      : `${total} points drawn: first, last, min and max of every pixel column (M4), the same line as the raw data`;
+  }
+}
+
+function sameWindow(a: [number, number] | null, b: [number, number] | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a[0] === b[0] && a[1] === b[1];
+}

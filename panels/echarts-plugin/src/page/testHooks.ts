@@ -1,0 +1,61 @@
+import type { RunRef } from '../core/runs';
+import type { ChartSnapshot } from './chartPanel';
+import type { LiveState } from './liveSocket';
+
+/** What browser tests can read without looking at canvas pixels: copies, never live objects. */
+export interface CurvestreamTestView {
+  readonly version: 1;
+  /** One entry per chart, in page order. */
+  readonly charts: ChartSnapshot[];
+  chart(key: string): ChartSnapshot | null;
+  readonly selected: RunRef[];
+  readonly runs: { project: string; run: string; state: string }[];
+  readonly live: LiveState;
+  readonly zoom: [number, number] | null;
+}
+
+export interface TestHookSource {
+  charts(): ChartSnapshot[];
+  selected(): RunRef[];
+  runs(): { project: string; run: string; state: string }[];
+  live(): LiveState;
+  zoom(): [number, number] | null;
+}
+
+function frozenCopy<T>(value: T): T {
+  return deepFreeze(structuredClone(value));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Installs `window.__curvestream`. */
+export function installTestHooks(source: TestHookSource): void {
+  const view: CurvestreamTestView = {
+    version: 1,
+    get charts() {
+      return frozenCopy(source.charts());
+    },
+    chart(key: string) {
+      return frozenCopy(source.charts().find((c) => c.key === key) ?? null);
+    },
+    get selected() {
+      return frozenCopy(source.selected());
+    },
+    get runs() {
+      return frozenCopy(source.runs());
+    },
+    get live() {
+      return source.live();
+    },
+    get zoom() {
+      return frozenCopy(source.zoom());
+    },
+  };
+  Object.defineProperty(window, '__curvestream', { value: Object.freeze(view), configurable: false, writable: false });
+}
