@@ -60,3 +60,26 @@ class EmbeddedBroker:
         if self._loop is not None and self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(timeout)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m curvestream_bridge.embedded --port N``: the embedded broker alone."""
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(prog="python -m curvestream_bridge.embedded")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=1883)
+    args = parser.parse_args(argv)
+    broker = EmbeddedBroker(args.host, args.port)
+    broker.start()
+    print(f"amqtt broker on {broker.url}", flush=True)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    signal.signal(signal.SIGINT, lambda *_: done.set())
+    done.wait()
+    broker.stop()
+
+
+if __name__ == "__main__":
+    main()

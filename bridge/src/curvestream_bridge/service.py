@@ -104,7 +104,7 @@ def run_bridge(settings: BridgeSettings) -> None:
 
 
 def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127.0.0.1",
-                 on_ready: Any = None, extra_env: dict[str, str] | None = None) -> None:
+                 on_ready: Any = None, on_shutdown: Any = None, extra_env: dict[str, str] | None = None) -> None:
     """``curvestream up``: amqtt + bridge + DuckDB + page, all on loopback by default."""
     data = pathlib.Path(data_dir).resolve()
     data.mkdir(parents=True, exist_ok=True)
@@ -131,6 +131,8 @@ def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127
     try:
         _serve(bridge, ready)
     finally:
+        if on_shutdown is not None:  # e.g. the demo finishes its runs while broker and bridge still run
+            on_shutdown()
         bridge.stop()
         broker.stop()
 

@@ -75,7 +75,6 @@ class Subscriber:
             manual_ack=True,
             **({} if v5 else {"clean_session": False}),
         )
-        client.enable_logger(logging.getLogger("curvestream.bridge.mqtt.paho"))
         if self._user is not None:
             client.username_pw_set(self._user, self._password)
         if self._tls:

@@ -13,6 +13,7 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -54,32 +55,36 @@ def cmd_demo(args: argparse.Namespace) -> None:
     settings = {"bridge_url": bridge_url, "mqtt_url": f"mqtt://127.0.0.1:{args.mqtt_port}"}
     if args.spool_dir:
         settings["spool_dir"] = args.spool_dir
+    stop = threading.Event()
 
     def train() -> None:
         print(f"curvestream demo: training {args.runs} runs for ~{args.duration:g}s; "
               f"watch them at {bridge_url}", flush=True)
-        run_sweep(project=args.project, runs=args.runs, steps=args.steps, seconds=args.duration, **settings)
-        print("curvestream demo: training done" + ("" if args.exit else f"; curves stay at {bridge_url} "
-              "(Ctrl-C to stop)"), flush=True)
+        run_sweep(project=args.project, runs=args.runs, steps=args.steps, seconds=args.duration, stop=stop,
+                  **settings)
+        if not stop.is_set():
+            print("curvestream demo: training done" + ("" if args.exit else f"; the curves stay at {bridge_url} "
+                  "(Ctrl-C to stop)"), flush=True)
 
     if _bridge_alive(bridge_url):
-        train()
+        try:
+            train()
+        except KeyboardInterrupt:
+            stop.set()
         return
     _need_bridge()
     from curvestream_bridge.service import run_embedded
 
-    def start_training() -> None:
-        def body() -> None:
-            try:
-                train()
-            finally:
-                if args.exit:
-                    os.kill(os.getpid(), 2)  # SIGINT: uvicorn shuts the stack down cleanly
+    trainer = threading.Thread(target=lambda: (train(), args.exit and os.kill(os.getpid(), signal.SIGINT)),
+                               name="curvestream-demo", daemon=True)
 
-        threading.Thread(target=body, name="curvestream-demo", daemon=True).start()
+    def finish_training() -> None:
+        stop.set()  # the runs finish while the broker and the bridge still run
+        if trainer.is_alive():
+            trainer.join(60)
 
     try:
-        run_embedded(args.data, args.port, args.mqtt_port, on_ready=start_training)
+        run_embedded(args.data, args.port, args.mqtt_port, on_ready=trainer.start, on_shutdown=finish_training)
     except KeyboardInterrupt:
         pass
 

@@ -26,7 +26,7 @@ def _spirals(np: Any, n: int, noise: float, rng: Any) -> tuple[Any, Any]:
 
 
 def train(project: str, run_name: str, lr: float, steps: int, seconds: float, hidden: int = 64,
-          seed: int = 0, group: str = "", **settings: Any) -> None:
+          seed: int = 0, group: str = "", stop: threading.Event | None = None, **settings: Any) -> None:
     import numpy as np
 
     import curvestream
@@ -52,6 +52,10 @@ def train(project: str, run_name: str, lr: float, steps: int, seconds: float, hi
         text_log.propagate = False
         started = time.monotonic()
         for step in range(steps):
+            if stop is not None and stop.is_set():
+                text_log.warning("stopped at step %d", step)
+                run.finish("failed", "KeyboardInterrupt: the demo was stopped")
+                return
             lr_now = lr * min(1.0, (step + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * step / steps))
             idx = rng.integers(0, len(x_train), 128)
             xb, yb = x_train[idx], y_train[idx]
@@ -95,7 +99,7 @@ def train(project: str, run_name: str, lr: float, steps: int, seconds: float, hi
 
 
 def run_sweep(project: str = "demo", runs: int = 3, steps: int = 3000, seconds: float = 60.0,
-              **settings: Any) -> None:
+              stop: threading.Event | None = None, **settings: Any) -> None:
     """Train ``runs`` models at once, one learning rate each."""
     stamp = time.strftime("%H%M%S")
     rates = [0.3 / (3 ** i) for i in range(runs)]
@@ -103,7 +107,7 @@ def run_sweep(project: str = "demo", runs: int = 3, steps: int = 3000, seconds: 
         threading.Thread(
             target=train,
             kwargs=dict(project=project, run_name=f"spirals lr={lr:g} {stamp}", lr=lr, steps=steps,
-                        seconds=seconds, seed=i, group=f"sweep-{stamp}", **settings),
+                        seconds=seconds, seed=i, group=f"sweep-{stamp}", stop=stop, **settings),
             name=f"demo-run-{i}",
         )
         for i, lr in enumerate(rates)

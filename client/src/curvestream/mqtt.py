@@ -106,7 +106,6 @@ class MqttLink:
     def _make_client(self) -> paho.Client:
         kwargs = {"clean_session": True} if self._protocol == paho.MQTTv311 else {}
         client = paho.Client(CallbackAPIVersion.VERSION2, client_id=self._client_id, protocol=self._protocol, **kwargs)
-        client.enable_logger(logging.getLogger("curvestream.mqtt.paho"))
         if self._endpoint.username is not None:
             client.username_pw_set(self._endpoint.username, self._endpoint.password)
         if self._endpoint.tls:

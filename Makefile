@@ -1,0 +1,49 @@
+# curvestream: the two commands are `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+PANEL := panels/echarts-plugin
+STATIC := bridge/src/curvestream_bridge/static/index.html
+
+.PHONY: demo up test test-python test-panel venv page proto bench clean
+
+demo: venv page  ## set up, start the embedded stack and stream a real training loop into it
+	$(VENV)/bin/curvestream demo
+
+up: venv page  ## the embedded stack alone on http://127.0.0.1:8080
+	$(VENV)/bin/curvestream up
+
+test: venv page test-panel test-python  ## set up and run every test
+
+test-python: venv page
+	$(PY) -m pytest
+
+test-panel: $(PANEL)/node_modules
+	cd $(PANEL) && npm run typecheck && npm test
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: client/pyproject.toml bridge/pyproject.toml requirements-dev.txt constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -c constraints.txt -e ./client -e ./bridge -r requirements-dev.txt
+	touch $@
+
+page: $(STATIC)
+
+$(PANEL)/node_modules: $(PANEL)/package.json $(PANEL)/package-lock.json
+	cd $(PANEL) && npm ci --no-audit --no-fund
+	touch $@
+
+$(STATIC): $(PANEL)/node_modules $(shell find $(PANEL)/src -type f 2>/dev/null) $(PANEL)/package.json
+	cd $(PANEL) && npm run build
+
+proto: venv  ## regenerate the protobuf modules after editing proto/
+	$(PY) scripts/gen_proto.py
+
+bench: venv page  ## print the benchmark figures
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) $(PANEL)/node_modules bridge/src/curvestream_bridge/static test-output

@@ -1,0 +1,100 @@
+"""Shared fixtures: real servers on free loopback ports, and small HTTP helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import urllib.parse
+import urllib.request
+from typing import Any, Iterator
+
+import pytest
+
+from servers import Amqtt, BridgeProcess, Influxd, Mosquitto
+
+OUTPUT_DIR = pathlib.Path(__file__).resolve().parent.parent / "test-output"
+
+
+@pytest.fixture(scope="session")
+def output_dir() -> pathlib.Path:
+    OUTPUT_DIR.mkdir(exist_ok=True)
+    return OUTPUT_DIR
+
+
+@pytest.fixture(scope="session")
+def mosquitto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
+    server = Mosquitto(tmp_path_factory.mktemp("mosquitto"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def influxd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Influxd]:
+    server = Influxd(tmp_path_factory.mktemp("influxd"))
+    server.start(timeout=60)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def amqtt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Amqtt]:
+    server = Amqtt(tmp_path_factory.mktemp("amqtt"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def spool_dir(tmp_path: pathlib.Path) -> pathlib.Path:
+    d = tmp_path / "spool"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def bridge_factory(tmp_path: pathlib.Path) -> Iterator[Any]:
+    started: list[BridgeProcess] = []
+
+    def make(store: str, mqtt_url: str, name: str = "bridge", start: bool = True, **settings: str) -> BridgeProcess:
+        bridge = BridgeProcess(tmp_path / name, store, mqtt_url, **settings)
+        started.append(bridge)
+        if start:
+            bridge.start()
+        return bridge
+
+    yield make
+    for b in started:
+        b.stop()
+
+
+def get_json(base: str, path: str, **params: Any) -> Any:
+    query = urllib.parse.urlencode(params, doseq=True, quote_via=urllib.parse.quote)
+    url = f"{base}{path}" + (f"?{query}" if query else "")
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        return json.loads(resp.read())
+
+
+def run_path(project: str, run: str) -> str:
+    q = lambda s: urllib.parse.quote(s, safe="")  # noqa: E731
+    return f"/api/v1/runs/{q(project)}/{q(run)}"
+
+
+def prometheus_value(base: str, name: str, **labels: str) -> float:
+    with urllib.request.urlopen(f"{base}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    wanted = name + ("{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}" if labels else "")
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        metric, _, value = line.rpartition(" ")
+        if metric == wanted or (not labels and metric.split("{")[0] == name):
+            total += float(value)
+    return total
+
+
+def client_env_cleared() -> None:
+    for k in [k for k in os.environ if k.startswith("CURVESTREAM_")]:
+        del os.environ[k]
