@@ -39,6 +39,9 @@ export class ApiClient {
   liveUrl(): string {
     const url = this.url('api/v1/live');
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    // browsers cannot set headers on a WebSocket: the bridge also reads ?token=
+    const token = this.token();
+    if (token) url.searchParams.set('token', token);
     return url.toString();
   }
 

@@ -10,7 +10,7 @@ import { ChartPanel, type CurveSpec } from './chartPanel';
 import { Controls, type ControlValues } from './controls';
 import { clear, debounce, el } from './dom';
 import { LiveSocket, type LiveState } from './liveSocket';
-import { filterMetricKeys, firstPointMs, unionMetricKeys } from './metricKeys';
+import { filterMetricKeys, firstPointMs, isScalarMetric, unionMetricKeys } from './metricKeys';
 import { newestRun, type RunFilter } from './runFilter';
 import { RunsPanel } from './runsPanel';
 import { installTestHooks } from './testHooks';
@@ -254,7 +254,7 @@ export class App {
       const specs: CurveSpec[] = [];
       selected.forEach((ref, i) => {
         const metrics = lists[i] ?? [];
-        if (!metrics.some((m) => m.key === key)) return;
+        if (!metrics.some((m) => m.key === key && isScalarMetric(m))) return;
         const id = runKey(ref);
         specs.push({
           ref,
@@ -381,6 +381,9 @@ export class App {
       save.addEventListener('click', () => {
         storage()?.setItem(TOKEN_KEY, input.value.trim());
         this.hideBanner();
+        // the socket carries the token in its URL: open it again
+        this.live.stop();
+        this.live.start();
         void this.loadRuns().then(() => this.setSelection(this.state.runs));
       });
       this.banner.append('The bridge asks for a read token (CURVESTREAM_READ_TOKEN). ', input, save);

@@ -522,7 +522,7 @@ export class ChartPanel {
     this.root.dataset.smoothing = snapshot.smoothing ? 'on' : 'off';
     this.root.dataset.envelope = String(snapshot.envelope);
     const total = snapshot.series.reduce((n, s) => n + s.points, 0);
-    this.modeBadge.textContent = snapshot.series.length === 0 ? '' : snapshot.raw ? 'raw' : 'M4';
+    this.modeBadge.textContent = total === 0 ? '' : snapshot.raw ? 'raw' : 'M4';
     this.modeBadge.className = `badge mode ${snapshot.raw ? 'raw' : 'm4'}`;
     this.modeBadge.title = snapshot.raw
       ? `all ${total} points of the visible range are drawn`

@@ -12,6 +12,11 @@ describe('metric keys', () => {
     expect(keys).toEqual(['layer2/norm', 'layer10/norm', 'train/loss', 'ü, "q"=1 / x']);
   });
 
+  it('charts only scalar metrics', () => {
+    const keys = unionMetricKeys([[m('loss'), { key: 'log', count: 3, kind: 'text' }, { key: 'acc', count: 1, kind: 'scalar' }]]);
+    expect(keys).toEqual(['acc', 'loss']);
+  });
+
   it('filters by words', () => {
     expect(filterMetricKeys(['train/loss', 'val/loss', 'train/acc'], 'TRAIN loss')).toEqual(['train/loss']);
     expect(filterMetricKeys(['a'], '  ')).toEqual(['a']);

@@ -2,10 +2,15 @@ import type { ApiMetric } from '../types/api';
 
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'variant' });
 
-/** The union of the metric keys of several runs, in natural order ("step2" before "step10"). */
+/** Only scalar metrics become line charts (texts and histograms have no y). */
+export function isScalarMetric(metric: ApiMetric): boolean {
+  return metric.kind === undefined || metric.kind === null || metric.kind === 'scalar';
+}
+
+/** The union of the scalar metric keys of several runs, in natural order ("step2" before "step10"). */
 export function unionMetricKeys(lists: readonly (readonly ApiMetric[])[]): string[] {
   const keys = new Set<string>();
-  for (const list of lists) for (const m of list) keys.add(m.key);
+  for (const list of lists) for (const m of list) if (isScalarMetric(m)) keys.add(m.key);
   return [...keys].sort(collator.compare);
 }
 

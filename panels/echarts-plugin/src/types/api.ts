@@ -33,6 +33,8 @@ export interface ApiRunsResponse {
 
 export interface ApiMetric {
   key: string;
+  /** "scalar" (charted), or another kind such as "text" or "histogram"; absent = scalar. */
+  kind?: string;
   count: number;
   first_step?: number | null;
   last_step?: number | null;
