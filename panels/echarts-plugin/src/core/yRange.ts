@@ -55,11 +55,16 @@ export function computeYRange(arrays: readonly (readonly number[])[], options: Y
   if (values.length === 0) {
     return { min: log ? 0.1 : 0, max: log ? 10 : 1, empty: true, nonPositiveHidden, outliersClipped: 0 };
   }
-  values.sort((a, b) => a - b);
-  let lo = values[0]!;
-  let hi = values[values.length - 1]!;
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of values) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
   let outliersClipped = 0;
   if (ignoreOutliers) {
+    // sorting is the costly part: only when percentiles are asked for
+    values.sort((a, b) => a - b);
     const qlo = quantileSorted(values, options.lowQuantile ?? 0.01);
     const qhi = quantileSorted(values, options.highQuantile ?? 0.99);
     if (qhi > qlo) {

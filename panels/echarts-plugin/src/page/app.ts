@@ -132,9 +132,7 @@ export class App {
     this.live.start();
     this.live.setSubscriptions(this.subscriptions());
     // poll the runs list only while the live socket cannot tell us about new runs
-    setInterval(() => {
-      if (this.liveState !== 'open') void this.loadRuns();
-    }, TIMING.runsPollMs);
+    setInterval(() => void this.pollWhileOffline(), TIMING.runsPollMs);
     await this.loadRuns();
     await this.setSelection(this.state.runs);
   }
@@ -168,6 +166,17 @@ export class App {
         this.runsPanel.setSelected(refs);
         await this.setSelection(refs);
       }
+    }
+  }
+
+  /** Without the live socket: the runs list, and the curves of selected running runs, by polling. */
+  private async pollWhileOffline(): Promise<void> {
+    if (this.liveState === 'open') return;
+    await this.loadRuns();
+    for (const ref of this.state.runs) {
+      const id = runKey(ref);
+      if (this.stopped.has(id)) continue;
+      for (const panel of this.panels.values()) panel.refreshCurve(id);
     }
   }
 

@@ -17,7 +17,7 @@ import {
 import type { LiveSeriesFrame, XMode } from '../types/api';
 import type { ChartModel, ChartSettings, SeriesData } from '../types/chart';
 import { ApiError, type ApiClient } from './api';
-import { debounce, el } from './dom';
+import { coalesce, debounce, el } from './dom';
 import { init, type EChartsType } from './echarts';
 
 /** One run on a chart, as the page asks for it. */
@@ -118,7 +118,8 @@ export class ChartPanel {
   private readonly intersectionObserver: IntersectionObserver;
   private readonly zoomQuery = debounce(() => this.queryDetails(), TIMING.zoomDebounceMs);
   private readonly userZoomed = debounce(() => this.finishUserZoom(), TIMING.zoomDebounceMs);
-  private readonly renderSoon = debounce(() => this.render(false), 50);
+  // live frames of many runs arrive every few ms: draw at most every 50 ms
+  private readonly renderSoon = coalesce(() => this.render(false), 50);
 
   constructor(
     readonly key: string,

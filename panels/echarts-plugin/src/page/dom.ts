@@ -40,3 +40,20 @@ export function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: numb
   };
   return wrapped;
 }
+
+/** Calls fn once, `ms` after the first of a burst of calls: unlike debounce, a steady stream cannot postpone it forever. */
+export function coalesce(fn: () => void, ms: number): (() => void) & { cancel(): void } {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const wrapped = () => {
+    if (timer !== null) return;
+    timer = setTimeout(() => {
+      timer = null;
+      fn();
+    }, ms);
+  };
+  wrapped.cancel = () => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+  };
+  return wrapped;
+}
