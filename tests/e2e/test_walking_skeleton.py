@@ -13,7 +13,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 import curvestream
 from curvestream.names import Topics
-from conftest import get_json, prometheus_value, run_path
+from helpers import get_json, prometheus_value, run_path
 from servers import wait_until
 
 HOSTILE_KEY = 'val/loss, top-1 = "x" ü'
