@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ApiClient, ApiError } from './api';
+
+function fakeFetch(body: unknown, status = 200) {
+  const calls: { url: string; headers: Record<string, string> }[] = [];
+  vi.stubGlobal('fetch', async (url: URL, init: { headers: Record<string, string> }) => {
+    calls.push({ url: url.toString(), headers: init.headers });
+    return new Response(JSON.stringify(body), { status, statusText: status === 200 ? 'OK' : 'Nope' });
+  });
+  return calls;
+}
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe('ApiClient', () => {
+  it('resolves the API against the page URL, so any base path works', () => {
+    const api = new ApiClient('https://lab.example/curvestream/', () => null);
+    expect(api.url('api/v1/runs').toString()).toBe('https://lab.example/curvestream/api/v1/runs');
+    expect(api.liveUrl()).toBe('wss://lab.example/curvestream/api/v1/live');
+    expect(new ApiClient('http://127.0.0.1:8080/', () => null).liveUrl()).toBe('ws://127.0.0.1:8080/api/v1/live');
+  });
+
+  it('puts the read token on the live socket URL, where no header can go', () => {
+    const api = new ApiClient('http://h/', () => 's3cret');
+    expect(api.liveUrl()).toBe('ws://h/api/v1/live?token=s3cret');
+  });
+
+  it('encodes names as single path segments and keys only in the query', async () => {
+    const calls = fakeFetch({ project: 'p', run: 'r', key: 'k', x: 'step', points: { x: [], y: [], step: [], time_ms: [] } });
+    const api = new ApiClient('http://h/', () => 'tok');
+    await api.series({ project: 'vision/mnist', run: 'lr=0.1 bs=64' }, 'train/loss ü,"q"=1', {
+      x: 'time',
+      width: 800,
+      start: 10,
+      end: 20,
+    });
+    const url = new URL(calls[0]!.url);
+    expect(url.pathname).toBe('/api/v1/runs/vision%2Fmnist/lr%3D0.1%20bs%3D64/series');
+    expect(url.searchParams.get('key')).toBe('train/loss ü,"q"=1');
+    expect(url.searchParams.get('x')).toBe('time');
+    expect(url.searchParams.get('width')).toBe('800');
+    expect(url.searchParams.get('start')).toBe('10');
+    expect(calls[0]!.headers.Authorization).toBe('Bearer tok');
+  });
+
+  it('leaves out the range for a whole-series query', async () => {
+    const calls = fakeFetch({});
+    await new ApiClient('http://h/', () => null).series({ project: 'p', run: 'r' }, 'k', { x: 'step', width: 5 });
+    const url = new URL(calls[0]!.url);
+    expect(url.searchParams.has('start')).toBe(false);
+    expect(url.searchParams.has('end')).toBe(false);
+    expect(calls[0]!.headers.Authorization).toBeUndefined();
+  });
+
+  it('turns an error answer into an ApiError with the status and detail', async () => {
+    fakeFetch({ detail: 'missing bearer token' }, 401);
+    const error = await new ApiClient('http://h/', () => null).runs().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(401);
+    expect((error as ApiError).message).toContain('missing bearer token');
+  });
+});
