@@ -35,6 +35,7 @@ class _Client:
         self.ws = ws
         self.subs: dict[tuple[str, str], set[str] | None] = {}
         self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize=64)
+        self.gaps: set[tuple[str, str]] = set()  # runs whose points this client missed
 
 
 class LiveHub:
@@ -97,31 +98,43 @@ class LiveHub:
         if not self._clients:
             return
         frames: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        truncated: set[tuple[str, str]] = set()
         for run_key, series in pending.items():
             out = {}
             for key, parts in series.items():
                 arr = np.concatenate(parts, axis=1)
-                if arr.shape[1] > MAX_POINTS_PER_SERIES_FRAME:  # keep the newest; the chart re-queries on demand
+                if arr.shape[1] > MAX_POINTS_PER_SERIES_FRAME:  # keep the newest; a gap message makes the chart re-query
                     arr = arr[:, -MAX_POINTS_PER_SERIES_FRAME:]
+                    truncated.add(run_key)
                 out[key] = {"key": key, "step": arr[0].astype(np.int64).tolist(), "time_ms": arr[1].tolist(),
                             "y": json_floats(arr[2])}
             frames[run_key] = out
         for client in list(self._clients):
-            messages = [json.dumps(e, ensure_ascii=False) for e in events
-                        if e["type"] == "run" or (e["project"], e["run"]) in client.subs]
+            messages: list[tuple[tuple[str, str] | None, str]] = [
+                (None, json.dumps(e, ensure_ascii=False)) for e in events
+                if e["type"] == "run" or (e["project"], e["run"]) in client.subs]
             for run_key, wanted in client.subs.items():
                 series = frames.get(run_key)
                 if not series:
                     continue
                 chosen = [s for k, s in series.items() if wanted is None or k in wanted]
                 if chosen:
-                    messages.append(json.dumps({"type": "points", "project": run_key[0], "run": run_key[1],
-                                                "series": chosen}, ensure_ascii=False, allow_nan=False))
-            for text in messages:
+                    if run_key in truncated:
+                        client.gaps.add(run_key)
+                    messages.append((run_key, json.dumps({"type": "points", "project": run_key[0], "run": run_key[1],
+                                                          "series": chosen}, ensure_ascii=False, allow_nan=False)))
+            for run_key in sorted(client.gaps):
+                if client.queue.full():
+                    break
+                client.queue.put_nowait(json.dumps({"type": "gap", "project": run_key[0], "run": run_key[1]},
+                                                   ensure_ascii=False))
+                client.gaps.discard(run_key)
+            for run_key, text in messages:
                 try:
                     client.queue.put_nowait(text)
                 except asyncio.QueueFull:
-                    log.debug("curvestream bridge: live client too slow; frame dropped")
+                    if run_key is not None:
+                        client.gaps.add(run_key)  # told with a gap message once the client keeps up
 
     async def serve(self, ws: WebSocket) -> None:
         await ws.accept()
