@@ -118,6 +118,8 @@ def iter_records(
         else:
             reason = "bad record header"
         nxt = bytes(data[pos + 1 : end]).find(_MAGIC_BYTES)
+        if nxt >= 0 and reason.startswith("torn tail"):
+            reason = "bad record length"  # more records follow: not the end of an interrupted write
         if on_damage:
             skipped = (nxt + 1) if nxt >= 0 else end - pos
             on_damage(Damage(path, pos, f"{reason}; skipped {skipped} bytes"))
@@ -266,11 +268,13 @@ class Spool:
         with open(seg.path, "rb") as fh:
             fh.seek(offset)
             data = fh.read(end - offset)
-        for pos, seq, payload in iter_records(data, 0, len(data), str(seg.path), self._report_once(seg)):
+        for pos, seq, payload in iter_records(data, 0, len(data), str(seg.path), self._report_once(offset)):
             yield offset + pos, seq, payload
 
-    def _report_once(self, seg: SegmentInfo) -> Callable[[Damage], None]:
+    def _report_once(self, base: int) -> Callable[[Damage], None]:
+        """Report damage found in a slice read from byte ``base``, once per place."""
         def report(damage: Damage) -> None:
+            damage = Damage(damage.path, damage.offset + base, damage.reason)
             if not any(d.path == damage.path and d.offset == damage.offset for d in self.damage):
                 self._report(damage)
 

@@ -1,0 +1,142 @@
+"""The uploader's decisions, with an injected clock, link and HTTP client (seams)."""
+
+from __future__ import annotations
+
+import pytest
+
+from curvestream.direct import Permanent, Retryable
+from curvestream.settings import Settings
+from curvestream.spool import Spool
+from curvestream.uploader import Channel, Uploader
+from curvestream.v1 import batch_pb2, run_pb2
+
+PID = bytes(range(16))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class FakeLink:
+    def __init__(self, clock: Clock) -> None:
+        self.connected = True
+        self.down_since = clock.now
+        self.sent: list[tuple[str, int]] = []
+
+    def poll(self) -> None:
+        pass
+
+    def watch_commits(self, producer_id: bytes) -> None:
+        pass
+
+    def publish(self, topic: str, payload: bytes, retain: bool = False) -> bool:
+        if not self.connected:
+            return False
+        self.sent.append((topic, batch_pb2.Batch.FromString(payload).seq))
+        return True
+
+
+class FakeHttp:
+    def __init__(self) -> None:
+        self.sent: list[int] = []
+        self.fail: Exception | None = None
+
+    def ingest(self, payload: bytes) -> run_pb2.Commit:
+        seq = batch_pb2.Batch.FromString(payload).seq
+        if self.fail is not None:
+            raise self.fail
+        self.sent.append(seq)
+        return commit(seq, seq)
+
+
+def commit(first: int, last: int, rejected: bool = False) -> run_pb2.Commit:
+    c = run_pb2.Commit(producer_id=PID)
+    (c.rejected if rejected else c.stored).add(first=first, last=last)
+    return c
+
+
+@pytest.fixture
+def setup(tmp_path):
+    clock = Clock()
+    settings = Settings(spool_dir=str(tmp_path), ack_timeout_ms=5000, fallback_after_ms=3000, max_inflight_batches=4)
+    spool = Spool.create(tmp_path, PID, "p", "r")
+    for seq in range(1, 11):
+        spool.append(seq, batch_pb2.Batch(version=1, producer_id=PID, seq=seq, project="p", run="r")
+                     .SerializeToString(), now=0)
+    spool.close_for_writing()
+    link, http = FakeLink(clock), FakeHttp()
+    up = Uploader(settings, link, http, clock=clock)  # type: ignore[arg-type]
+    up.track(spool)
+    yield clock, spool, link, http, up
+    spool.release()
+
+
+def test_batches_go_over_mqtt_within_the_window_and_leave_the_spool_only_when_committed(setup):
+    clock, spool, link, http, up = setup
+    up.pump()
+    assert [s for _, s in link.sent] == [1, 2, 3, 4]  # the in-flight window
+    assert spool.segments, "nothing is deleted on send"
+    up.on_commit(commit(1, 4))
+    up.pump()
+    assert [s for _, s in link.sent] == list(range(1, 9))
+    up.on_commit(commit(5, 10))
+    up.pump()
+    assert [s for _, s in link.sent] == list(range(1, 9)), "9 and 10 were committed before they were sent"
+    assert up.outstanding_batches() == 0
+    assert not spool.segments and not list(spool.dir.glob("*.seg"))
+
+
+def test_a_batch_without_commit_is_sent_again_after_the_ack_timeout(setup):
+    clock, spool, link, http, up = setup
+    up.pump()
+    up.on_commit(commit(1, 2))
+    clock.now += 6
+    up.pump()
+    resent = [s for _, s in link.sent][4:]
+    assert resent[:2] == [3, 4], "uncommitted 3 and 4 again, committed 1 and 2 never again"
+    assert up.stats.resends == 2
+
+
+def test_broker_down_past_the_fallback_time_switches_to_http_and_back(setup):
+    clock, spool, link, http, up = setup
+    link.connected = False
+    link.down_since = clock.now
+    up.pump()
+    assert up.channel is Channel.NONE and not http.sent
+    clock.now += 3.5
+    up.pump()
+    assert up.channel is Channel.HTTP and http.sent == list(range(1, 11))
+    assert up.outstanding_batches() == 0
+    link.connected = True
+    up.pump()
+    assert up.channel is Channel.MQTT and link.sent == [], "nothing committed is sent again"
+
+
+def test_http_errors_back_off_and_permanent_rejections_are_counted_not_retried(setup):
+    clock, spool, link, http, up = setup
+    link.connected = False
+    clock.now += 10
+    http.fail = Retryable("down", retry_after_s=7)
+    up.pump()
+    http.fail = None
+    clock.now += 5
+    up.pump()
+    assert http.sent == [], "Retry-After is honoured"
+    clock.now += 3
+    http.fail = Permanent("bad batch")
+    up.pump()
+    assert up.stats.batches_rejected == 10
+    assert up.outstanding_batches() == 0
+
+
+def test_a_rejected_commit_over_mqtt_lets_the_batch_go(setup):
+    clock, spool, link, http, up = setup
+    up.pump()
+    up.on_commit(commit(1, 4, rejected=True))
+    up.pump()
+    assert up.stats.batches_rejected == 4
+    assert [s for _, s in link.sent][4:] == [5, 6, 7, 8]
