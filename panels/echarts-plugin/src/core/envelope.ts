@@ -1,11 +1,7 @@
-import type { SeriesData } from '../types/chart';
+import type { Band, SeriesData } from '../types/chart';
 
 /** A min/max band: for each bucket its x and the lowest and highest finite y. */
-export interface Envelope {
-  x: number[];
-  lo: number[];
-  hi: number[];
-}
+export type Envelope = Band;
 
 /**
  * Min/max envelope of a curve over `buckets` equal x intervals of

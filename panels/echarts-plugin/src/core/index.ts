@@ -15,3 +15,5 @@ export * from './palette';
 export * from './theme';
 export * from './runs';
 export * from './options';
+export * from './groups';
+export * from './alerts';

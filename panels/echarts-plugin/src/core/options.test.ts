@@ -174,6 +174,46 @@ describe('buildChartOption', () => {
   });
 });
 
+describe('a precomputed band (a group of runs)', () => {
+  const band = { x: [0, 10, 20], lo: [0, 1, -5], hi: [2, 3, 50] };
+
+  it('is drawn with smoothing off, in place of the min/max envelope, and widens the y range', () => {
+    const m = model({ series: [{ ...curve('g', [1, 2, 3]), band }] });
+    const option = buildChartOption(m);
+    const ids = seriesIds('g');
+    const lows = (seriesById(option, ids.envelopeLow).data as [number, number][]).map((p) => p[1]);
+    const tops = (seriesById(option, ids.envelopeHigh).data as [number, number][]).map((p, i) => p[1] + lows[i]!);
+    expect(lows).toEqual([0, 1, -5]);
+    expect(tops).toEqual([2, 3, 50]);
+    expect(computeLayers(m).envelopeOn).toBe(true);
+    const y = option.yAxis as { min: number; max: number };
+    expect(y.min).toBeLessThanOrEqual(-5);
+    expect(y.max).toBeGreaterThanOrEqual(50);
+  });
+
+  it('stays the band when smoothing is on', () => {
+    const m = model({ series: [{ ...curve('g', [1, 2, 3]), band }] }, { smoothing: 0.5 });
+    const lows = (seriesById(buildChartOption(m), seriesIds('g').envelopeLow).data as [number, number][]).map((p) => p[1]);
+    expect(lows).toEqual([0, 1, -5]);
+  });
+});
+
+describe('markers', () => {
+  const markers = [{ x: 20, y: 3, kind: 'spike' as const, label: 'spike', detail: 'spike at step 20' }];
+
+  it('are drawn on the raw line, in the full option and in data updates', () => {
+    const m = model({ series: [{ ...curve('a', [1, 2, 3]), markers }] });
+    for (const option of [buildChartOption(m), buildDataUpdate(m)]) {
+      const raw = seriesById(option, seriesIds('a').raw) as AnySeries & { markLine: { data: { xAxis: number }[] } };
+      expect(raw.markLine.data.map((d) => d.xAxis)).toEqual([20]);
+    }
+  });
+
+  it('are left alone for curves without a marker source', () => {
+    expect(seriesById(buildChartOption(model()), seriesIds('a').raw).markLine).toBeUndefined();
+  });
+});
+
 describe('buildDataUpdate', () => {
   it('carries only data, y bounds and the tooltip: no zoom, no axes types', () => {
     const update = buildDataUpdate(model());

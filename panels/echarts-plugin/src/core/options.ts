@@ -8,6 +8,7 @@ import type {
 } from 'echarts/components';
 import type { XMode } from '../types/api';
 import type { ChartModel, ChartSeriesInput, ChartTheme } from '../types/chart';
+import { markerOptions } from './alerts';
 import { envelopeBucketsFor, minMaxEnvelope, type Envelope } from './envelope';
 import { formatAxisValue, formatCompact, formatDuration } from './format';
 import { rangeIndices } from './series';
@@ -79,10 +80,17 @@ function countNonFinite(ys: readonly number[]): NonFiniteCounts {
   return counts;
 }
 
-function visibleValues(input: ChartSeriesInput, window: [number, number] | null | undefined): number[] {
-  if (!window) return input.data.y;
-  const [from, to] = rangeIndices(input.data.x, window[0], window[1]);
-  return input.data.y.slice(from, to);
+function visibleSlice(xs: readonly number[], ys: number[], window: [number, number] | null | undefined): number[] {
+  if (!window) return ys;
+  const [from, to] = rangeIndices(xs, window[0], window[1]);
+  return ys.slice(from, to);
+}
+
+/** The values the y axis must show: the curve's, and its precomputed band's edges. */
+function visibleValues(input: ChartSeriesInput, window: [number, number] | null | undefined): number[][] {
+  const out = [visibleSlice(input.data.x, input.data.y, window)];
+  if (input.band) out.push(visibleSlice(input.band.x, input.band.lo, window), visibleSlice(input.band.x, input.band.hi, window));
+  return out;
 }
 
 function plural(n: number, word: string): string {
@@ -93,7 +101,8 @@ export function computeLayers(model: ChartModel): ChartLayers {
   const { settings } = model;
   const weight = clampSmoothing(settings.smoothing);
   const smoothingOn = weight > 0;
-  const envelopeOn = smoothingOn && settings.showEnvelope;
+  const smoothingEnvelope = smoothingOn && settings.showEnvelope;
+  const envelopeOn = smoothingEnvelope || model.series.some((s) => s.band !== undefined);
   const buckets = envelopeBucketsFor(model.widthPx);
 
   const series = model.series.map((input): SeriesLayers => {
@@ -108,13 +117,13 @@ export function computeLayers(model: ChartModel): ChartLayers {
     return {
       input,
       smoothed,
-      envelope: envelopeOn ? minMaxEnvelope(data, buckets) : null,
+      envelope: input.band ?? (smoothingEnvelope ? minMaxEnvelope(data, buckets) : null),
       nonFinite: countNonFinite(data.y),
     };
   });
 
   const yRange = computeYRange(
-    model.series.map((s) => visibleValues(s, model.xWindow)),
+    model.series.flatMap((s) => visibleValues(s, model.xWindow)),
     { log: settings.logY, ignoreOutliers: settings.ignoreOutliers },
   );
 
@@ -274,6 +283,8 @@ function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolea
     const markers = markerItems(s, layers.yRange);
     const smooth = s.smoothed ? linePairs(data.x, s.smoothed, log) : [];
     const raw = linePairs(data.x, data.y, log);
+    // markers given (even none) replace the marks drawn before; absent = the curve has no marker source
+    const marks = s.input.markers === undefined ? {} : markerOptions(s.input.markers, log);
     if (!withStyle) {
       out.push(
         {
@@ -281,6 +292,7 @@ function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolea
           type: 'line',
           data: raw,
           lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
+          ...marks,
         },
         { id: ids.smooth, type: 'line', data: smooth },
         { id: ids.envelopeLow, type: 'line', data: band.low },
@@ -309,6 +321,7 @@ function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolea
         id: ids.raw,
         data: raw,
         lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
+        ...marks,
       },
       { ...line, id: ids.smooth, data: smooth, lineStyle: { color, width: 2 }, z: 3 },
       {

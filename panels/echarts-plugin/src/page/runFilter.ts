@@ -1,4 +1,7 @@
+import { configValueText } from '../core/groups';
 import type { ApiRun } from '../types/api';
+
+export { configValueText };
 
 export interface RunFilter {
   /** Words that must all appear (any case) in the run's project, name, tags, group, host, state or config. */
@@ -8,17 +11,6 @@ export interface RunFilter {
   configKey: string;
   /** Compared with configValueText(value); empty = any run that has the key. */
   configValue: string;
-}
-
-/** A config value as the filter shows and compares it: strings as they are, the rest as JSON. */
-export function configValueText(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value === undefined) return '';
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }
 
 function haystack(run: ApiRun): string {

@@ -99,10 +99,66 @@ export interface LiveRunMessage {
   run: string;
 }
 
-export type LiveMessage = LivePointsMessage | LiveStatusMessage | LiveRunMessage;
+/** Points of this run were not pushed (a slow client, or a huge frame): query the visible range again. */
+export interface LiveGapMessage {
+  type: 'gap';
+  project: string;
+  run: string;
+}
+
+export type LiveMessage = LivePointsMessage | LiveStatusMessage | LiveRunMessage | LiveGapMessage;
 
 export interface LiveSubscription {
   project: string;
   run: string;
   keys?: string[] | null;
+}
+
+/** One histogram observation: `counts[i]` values fell in [edges[i], edges[i+1]). */
+export interface ApiHistogram {
+  step: number;
+  time_ms: number;
+  edges: ApiNumber[];
+  counts: number[];
+  min?: ApiNumber | null;
+  max?: ApiNumber | null;
+  sum?: ApiNumber | null;
+  count?: number | null;
+}
+
+export interface ApiHistogramsResponse {
+  project?: string;
+  run?: string;
+  key?: string;
+  histograms: ApiHistogram[];
+}
+
+/** A line of text; `level` is the Python logging level of a log line, 0 for plain text. */
+export interface ApiText {
+  key: string;
+  step: number;
+  time_ms: number;
+  level: number;
+  text: string;
+}
+
+export interface ApiTextsResponse {
+  project?: string;
+  run?: string;
+  texts: ApiText[];
+}
+
+export type AlertKind = 'nan' | 'spike' | 'plateau';
+
+/**
+ * An alert of the bridge's alert engine, as a future `GET /api/v1/alerts`
+ * would list it: what happened to which curve at which step.
+ */
+export interface ApiAlert {
+  project: string;
+  run: string;
+  key: string;
+  step: number;
+  kind: AlertKind;
+  message: string;
 }

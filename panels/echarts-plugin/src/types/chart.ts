@@ -1,4 +1,4 @@
-import type { XMode } from './api';
+import type { AlertKind, XMode } from './api';
 
 /**
  * One curve as the core handles it: parallel arrays sorted by x.
@@ -39,7 +39,26 @@ export interface ChartSettings {
   theme: ChartTheme;
 }
 
-/** One curve of a chart: one run's values of the chart's metric key. */
+/** A shaded band: for each x the lowest and highest value. */
+export interface Band {
+  x: number[];
+  lo: number[];
+  hi: number[];
+}
+
+/** A mark on a curve at one x (an alert): a vertical line with a label, and a pin at the value when known. */
+export interface ChartMarker {
+  x: number;
+  /** The curve's value at x, where the pin goes; null = line only. */
+  y: number | null;
+  kind: AlertKind;
+  /** Short text on the line. */
+  label: string;
+  /** Long text for the hover. */
+  detail: string;
+}
+
+/** One curve of a chart: one run's values of the chart's metric key (or a group's mean). */
 export interface ChartSeriesInput {
   /** Stable and unique within the chart; series ids are derived from it. */
   id: string;
@@ -49,6 +68,13 @@ export interface ChartSeriesInput {
   data: SeriesData;
   /** Mean x distance between raw points: the unit of the time-weighted EMA. */
   dxRef?: number;
+  /**
+   * A band computed elsewhere (a group's min–max or ±std): drawn instead of
+   * the smoothing envelope, whether smoothing is on or not.
+   */
+  band?: Band;
+  /** Marks at given x values (alerts), drawn on the curve. */
+  markers?: ChartMarker[];
 }
 
 export interface ChartModel {

@@ -1,0 +1,110 @@
+import type { LineSeriesOption } from 'echarts/charts';
+import type { AlertKind, ApiAlert, XMode } from '../types/api';
+import type { ChartMarker, SeriesData } from '../types/chart';
+import { formatStep } from './format';
+import type { RunRef } from './runs';
+import { lowerBound } from './series';
+
+export const ALERT_LABELS: Record<AlertKind, string> = { nan: 'NaN', spike: 'spike', plateau: 'plateau' };
+export const ALERT_COLORS: Record<AlertKind, string> = { nan: '#d1242f', spike: '#e8590c', plateau: '#8250df' };
+
+/** Index of the first point whose step is >= step, on a curve whose steps rise with x. */
+function stepIndex(data: SeriesData, step: number): number {
+  return lowerBound(data.step, step);
+}
+
+/** The x of a step on this curve: the step itself, or (time axes) between the points around it. */
+function xOfStep(data: SeriesData, step: number, xMode: XMode): number | null {
+  if (xMode === 'step') return step;
+  const n = data.step.length;
+  if (n === 0) return null;
+  const i = stepIndex(data, step);
+  if (i < n && data.step[i] === step) return data.x[i]!;
+  if (i === 0 || i >= n) return null; // outside what the curve holds: nowhere to put it
+  const s0 = data.step[i - 1]!;
+  const s1 = data.step[i]!;
+  const t = (step - s0) / (s1 - s0);
+  return data.x[i - 1]! + (data.x[i]! - data.x[i - 1]!) * t;
+}
+
+/** The curve's own finite value at exactly this step, else null. */
+function valueAtStep(data: SeriesData, step: number): number | null {
+  const i = stepIndex(data, step);
+  if (i >= data.step.length || data.step[i] !== step) return null;
+  const y = data.y[i]!;
+  return Number.isFinite(y) ? y : null;
+}
+
+/**
+ * The markers of one curve (one run's metric key) from alert records: a
+ * vertical line at the alert's step with a short label, plus a pin at the
+ * curve's value when the curve holds that step with a finite value (a NaN
+ * alert has no value to pin). Alerts of other runs or keys are ignored; the
+ * same kind at the same step is marked once. On time axes a step the curve
+ * does not span cannot be placed and is left out.
+ */
+export function alertMarkers(
+  alerts: readonly ApiAlert[],
+  ref: RunRef,
+  key: string,
+  data: SeriesData,
+  xMode: XMode,
+): ChartMarker[] {
+  const seen = new Set<string>();
+  const out: ChartMarker[] = [];
+  for (const alert of alerts) {
+    if (alert.project !== ref.project || alert.run !== ref.run || alert.key !== key) continue;
+    if (!(alert.kind in ALERT_LABELS)) continue;
+    const id = `${alert.kind}@${alert.step}`;
+    if (seen.has(id)) continue;
+    const x = xOfStep(data, alert.step, xMode);
+    if (x === null) continue;
+    seen.add(id);
+    const label = ALERT_LABELS[alert.kind];
+    out.push({
+      x,
+      y: alert.kind === 'nan' ? null : valueAtStep(data, alert.step),
+      kind: alert.kind,
+      label,
+      detail: `${label} at step ${formatStep(alert.step)}${alert.message ? `: ${alert.message}` : ''}`,
+    });
+  }
+  return out.sort((a, b) => a.x - b.x);
+}
+
+/**
+ * ECharts mark lines and pins for markers, to merge into a line series. On a
+ * log axis a pin at a value ≤ 0 is left out (its line stays).
+ */
+export function markerOptions(
+  markers: readonly ChartMarker[],
+  logY = false,
+): Pick<LineSeriesOption, 'markLine' | 'markPoint'> {
+  return {
+    markLine: {
+      silent: false,
+      symbol: ['none', 'none'],
+      animation: false,
+      data: markers.map((m) => ({
+        xAxis: m.x,
+        name: m.detail,
+        lineStyle: { color: ALERT_COLORS[m.kind], type: 'dashed', width: 1 },
+        label: { show: true, formatter: m.label, position: 'insideEndTop', color: ALERT_COLORS[m.kind], fontSize: 10 },
+      })),
+    },
+    markPoint: {
+      animation: false,
+      data: markers
+        .filter((m) => m.y !== null && (!logY || m.y > 0))
+        .map((m) => ({
+          coord: [m.x, m.y!],
+          name: m.detail,
+          value: m.label,
+          symbol: 'pin',
+          symbolSize: 26,
+          itemStyle: { color: ALERT_COLORS[m.kind] },
+          label: { show: false },
+        })),
+    },
+  };
+}
