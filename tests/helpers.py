@@ -35,3 +35,29 @@ def prometheus_value(base: str, name: str, **labels: str) -> float:
             total += float(value)
     return total
 
+
+
+def series_points(base: str, project: str, run: str, key: str, start: int, end: int) -> dict:
+    return get_json(base, run_path(project, run) + "/series", key=key, start=start, end=end, width=20000)
+
+
+def stored_steps(base: str, project: str, run: str, key: str, last_step: int, window: int = 80_000) -> list[int]:
+    """Every stored step of a series, read as raw points window by window (a duplicate shows twice)."""
+    steps: list[int] = []
+    for lo in range(0, last_step + 1, window):
+        ans = series_points(base, project, run, key, lo, min(lo + window - 1, last_step))
+        assert ans["raw"], f"window {lo} not raw: {ans['total']} points"
+        steps.extend(ans["points"]["step"])
+    return steps
+
+
+def metric_counts(base: str, project: str, run: str) -> dict[str, int]:
+    metrics = get_json(base, run_path(project, run) + "/metrics")["metrics"]
+    return {m["key"]: m["count"] for m in metrics}
+
+
+def run_state(base: str, project: str, run: str) -> str | None:
+    for r in get_json(base, "/api/v1/runs")["runs"]:
+        if (r["project"], r["run"]) == (project, run):
+            return r["state"]
+    return None

@@ -1,0 +1,173 @@
+"""Nothing logged is lost or stored twice when the broker, the bridge or the
+trainer itself dies: real Mosquitto, real bridge processes, kill -9."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import curvestream
+from helpers import metric_counts, run_state, stored_steps
+from servers import Mosquitto, wait_until
+
+pytestmark = pytest.mark.slow
+
+
+class Trainer(threading.Thread):
+    """Logs n steps of one key in chunks, pausing between chunks, in a thread."""
+
+    def __init__(self, n: int, chunk: int, pause_s: float, **init: object) -> None:
+        super().__init__(name="test-trainer", daemon=True)
+        self.n, self.chunk, self.pause_s, self.init_kw = n, chunk, pause_s, init
+        self.logged = 0
+        self.error: BaseException | None = None
+        self.report = None
+        self.run_obj = None
+
+    def run(self) -> None:
+        try:
+            with curvestream.init(**self.init_kw) as run:  # type: ignore[arg-type]
+                self.run_obj = run
+                for i in range(self.n):
+                    run.log({"x": float(i) * 0.5}, step=i)
+                    if (i + 1) % self.chunk == 0:
+                        self.logged = i + 1
+                        time.sleep(self.pause_s)
+                self.logged = self.n
+            self.report = run.finish()
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the test
+            self.error = exc
+
+    def finish(self, timeout: float) -> None:
+        self.join(timeout)
+        assert not self.is_alive(), "the trainer did not finish"
+        if self.error is not None:
+            raise self.error
+
+
+def assert_exactly_once(bridge_url: str, project: str, run: str, n: int) -> None:
+    wait_until(lambda: metric_counts(bridge_url, project, run).get("x") == n, 120, f"{n} points of {run}")
+    assert stored_steps(bridge_url, project, run, "x", n - 1) == list(range(n))
+
+
+def test_a_broker_killed_twice_mid_run_loses_and_duplicates_nothing(tmp_path, bridge_factory, spool_dir):
+    broker = Mosquitto(tmp_path / "mosquitto")
+    broker.start()
+    try:
+        bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", broker.url)
+        trainer = Trainer(200_000, 2000, 0.02, project="faults", run="broker killed twice", mqtt_url=broker.url,
+                          bridge_url="", spool_dir=str(spool_dir), ack_timeout_ms=3000, finish_timeout_ms=120_000)
+        trainer.start()
+        for threshold in (50_000, 120_000):
+            wait_until(lambda: trainer.logged >= threshold, 60, f"{threshold} points logged")
+            broker.kill()
+            time.sleep(0.5)
+            broker.start()
+        trainer.finish(180)
+        assert trainer.report.complete, trainer.report
+        assert_exactly_once(bridge.url, "faults", "broker killed twice", 200_000)
+    finally:
+        broker.stop()
+
+
+def test_a_bridge_down_for_thirty_seconds_loses_and_duplicates_nothing(tmp_path, mosquitto, bridge_factory, spool_dir):
+    bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
+    trainer = Trainer(100_000, 500, 0.02, project="faults", run="bridge down", mqtt_url=mosquitto.url,
+                      bridge_url="", spool_dir=str(spool_dir), ack_timeout_ms=5000, finish_timeout_ms=120_000)
+    trainer.start()
+    wait_until(lambda: trainer.logged >= 10_000, 60, "10,000 points logged")
+    bridge.kill()
+    time.sleep(30)
+    assert trainer.is_alive(), "the outage should fall in the middle of the run"
+    bridge.start()
+    trainer.finish(180)
+    assert trainer.report.complete, trainer.report
+    assert_exactly_once(bridge.url, "faults", "bridge down", 100_000)
+
+
+def test_with_the_broker_down_points_arrive_over_http_then_over_mqtt_again(tmp_path, bridge_factory, spool_dir):
+    broker = Mosquitto(tmp_path / "mosquitto")
+    broker.start()
+    try:
+        bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", broker.url)
+        trainer = Trainer(120_000, 500, 0.05, project="faults", run="fallback", mqtt_url=broker.url,
+                          bridge_url=bridge.url, spool_dir=str(spool_dir), fallback_after_ms=1000,
+                          ack_timeout_ms=3000, finish_timeout_ms=120_000)
+        trainer.start()
+        wait_until(lambda: trainer.logged >= 10_000, 60, "10,000 points logged")
+        broker.stop()
+        wait_until(lambda: trainer.run_obj.uploader.stats.batches_sent_http > 0, 60, "batches over HTTP")
+        mqtt_before = trainer.run_obj.uploader.stats.batches_sent_mqtt
+        broker.start()
+        assert trainer.is_alive(), "the broker should come back in the middle of the run"
+        wait_until(lambda: trainer.run_obj.uploader.stats.batches_sent_mqtt > mqtt_before, 60,
+                   "batches over MQTT again")
+        trainer.finish(180)
+        assert trainer.report.complete, trainer.report
+        assert_exactly_once(bridge.url, "faults", "fallback", 120_000)
+    finally:
+        broker.stop()
+
+
+TRAINER_SCRIPT = textwrap.dedent("""
+    import sys, time
+    import curvestream
+    run = curvestream.init(project="faults", run=sys.argv[1], mqtt_url=sys.argv[2], bridge_url="",
+                           spool_dir=sys.argv[3], flush_interval_ms=100)
+    step = 0
+    while True:
+        for _ in range(500):
+            run.log({"x": step * 0.5}, step=step)
+            step += 1
+        print(step, flush=True)
+        time.sleep(0.01)
+""")
+
+
+def test_a_trainer_killed_mid_run_is_completed_by_sync_and_shows_as_lost(tmp_path, mosquitto, bridge_factory,
+                                                                       spool_dir):
+    bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
+    script = tmp_path / "trainer.py"
+    script.write_text(TRAINER_SCRIPT)
+    run_name = "killed trainer"
+    proc = subprocess.Popen([sys.executable, str(script), run_name, mosquitto.url, str(spool_dir)],
+                            stdout=subprocess.PIPE, text=True)
+    logged = 0
+    while logged < 30_000:
+        line = proc.stdout.readline()
+        assert line, "the trainer died early"
+        logged = int(line)
+    wait_until(lambda: run_state(bridge.url, "faults", run_name) == "running", 30, "the run to show as running")
+    os.kill(bridge.pid, signal.SIGSTOP)  # freeze the bridge so the last batches stay uncommitted
+    try:
+        for _ in range(20):
+            logged = int(proc.stdout.readline())
+        time.sleep(0.3)  # three flush intervals: every point logged until now is in the spool
+        proc.kill()
+        proc.wait(10)
+    finally:
+        proc.stdout.close()
+        os.kill(bridge.pid, signal.SIGCONT)
+    assert list(spool_dir.iterdir()), "the killed trainer left its spool"
+
+    env = {**os.environ, "CURVESTREAM_MQTT_URL": mosquitto.url, "CURVESTREAM_BRIDGE_URL": bridge.url}
+    sync = subprocess.run([sys.executable, "-m", "curvestream.cli", "sync", str(spool_dir), "--timeout", "120"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert sync.returncode == 0, sync.stdout + sync.stderr
+    assert '"left_batches": 0' in sync.stdout
+
+    wait_until(lambda: metric_counts(bridge.url, "faults", run_name).get("x", 0) >= logged, 60,
+               "every point logged before the kill")
+    count = metric_counts(bridge.url, "faults", run_name)["x"]
+    steps = stored_steps(bridge.url, "faults", run_name, "x", count - 1)
+    assert steps == list(range(count)), "each point exactly once, none missing below the last"
+    assert count >= logged
+    wait_until(lambda: run_state(bridge.url, "faults", run_name) == "lost", 30, "the run to show as lost")
+    assert not any(p.glob("*.seg") for p in spool_dir.iterdir()), "sync emptied the spool"
