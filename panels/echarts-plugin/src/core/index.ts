@@ -17,3 +17,5 @@ export * from './runs';
 export * from './options';
 export * from './groups';
 export * from './alerts';
+export * from './histograms';
+export * from './texts';
