@@ -129,6 +129,8 @@ class Uploader:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self.http is not None:
+            self.http.close()
 
     def _run(self) -> None:
         while not self._stop.is_set():
