@@ -27,3 +27,15 @@ export const TIMING = {
 
 /** Live points beyond this many per plot pixel column make the chart downsample (M4) on its own. */
 export const LIVE_POINTS_PER_COLUMN = 8;
+
+/** The run detail views (histograms, text log). */
+export const DETAIL = {
+  /** Histograms asked per key: evenly spaced over the run, first and last kept. */
+  histogramLimit: 200,
+  /** Common bins of a histogram heatmap. */
+  histogramBins: 48,
+  /** Newest text lines loaded. */
+  textLimit: 2000,
+  /** Live activity of the shown run reloads the open view at most this often. */
+  refreshMs: 2000,
+};

@@ -9,7 +9,14 @@
  * - `data-raw`: "true" when every series shows all its points in that range
  *   (the bridge answered `raw: true` and nothing was downsampled since), else "false";
  * - `data-state`: "idle" (not scrolled into view yet), "loading", "ready" or "error";
- * - `data-smoothing`: "on" / "off"; `data-envelope`: "true" when the min/max band is drawn.
+ * - `data-smoothing`: "on" / "off"; `data-envelope`: "true" when a band is drawn (smoothing's
+ *   min/max envelope, or the groups' bands);
+ * - `data-groups` (only while grouping): JSON object, group name -> number of runs averaged.
+ *
+ * Each histogram card (`histogramTestId(key)`, Histograms tab) carries `data-state`,
+ * `data-steps` (histograms drawn, one column each) and `data-bins`. The text log
+ * (`textLog`) carries `data-count` (lines shown); each line (`textRow`) carries
+ * `data-level` (text, debug, info, warning, error, critical), `data-key` and `data-step`.
  *
  * `window.__curvestream` offers the same as a read-only object (see page/testHooks.ts).
  */
@@ -44,9 +51,28 @@ export const TEST_IDS = {
   emptyState: 'empty-state',
   errorBanner: 'error-banner',
   tokenInput: 'token-input',
+  groupBySelect: 'group-by',
+  groupBandSelect: 'group-band',
+  tabCharts: 'tab-charts',
+  tabHistograms: 'tab-histograms',
+  tabLogs: 'tab-logs',
+  focusRun: 'focus-run',
+  histograms: 'histograms',
+  histogramsEmpty: 'histograms-empty',
+  textLog: 'text-log',
+  textRow: 'text-row',
+  textSearch: 'text-search',
+  textLevel: 'text-level',
+  textKey: 'text-key',
+  textCount: 'text-count',
 } as const;
 
 /** The test id of the chart of one metric key (any Unicode, kept as is). */
 export function chartTestId(key: string): string {
   return `chart-${key}`;
+}
+
+/** The test id of the histogram heatmap of one key. */
+export function histogramTestId(key: string): string {
+  return `histogram-${key}`;
 }

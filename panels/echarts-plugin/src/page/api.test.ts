@@ -59,4 +59,18 @@ describe('ApiClient', () => {
     expect((error as ApiError).status).toBe(401);
     expect((error as ApiError).message).toContain('missing bearer token');
   });
+
+  it('asks for histograms of a key and texts of a run (any key when none is given)', async () => {
+    const calls = fakeFetch({ histograms: [{ step: 1 }], texts: [{ text: 'hi' }] });
+    const api = new ApiClient('http://h/', () => null);
+    const ref = { project: 'p', run: 'r/1' };
+    expect(await api.histograms(ref, 'layer/w', 50)).toEqual([{ step: 1 }]);
+    expect(await api.texts(ref, null, 500)).toEqual([{ text: 'hi' }]);
+    const [h, t] = calls.map((c) => new URL(c.url));
+    expect(h!.pathname).toBe('/api/v1/runs/p/r%2F1/histograms');
+    expect(h!.searchParams.get('key')).toBe('layer/w');
+    expect(h!.searchParams.get('limit')).toBe('50');
+    expect(t!.pathname).toBe('/api/v1/runs/p/r%2F1/texts');
+    expect(t!.searchParams.has('key')).toBe(false);
+  });
 });

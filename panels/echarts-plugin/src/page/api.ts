@@ -1,5 +1,16 @@
 import type { RunRef } from '../core/runs';
-import type { ApiMetric, ApiRun, ApiRunsResponse, ApiMetricsResponse, ApiSeriesResponse, XMode } from '../types/api';
+import type {
+  ApiHistogram,
+  ApiHistogramsResponse,
+  ApiMetric,
+  ApiMetricsResponse,
+  ApiRun,
+  ApiRunsResponse,
+  ApiSeriesResponse,
+  ApiText,
+  ApiTextsResponse,
+  XMode,
+} from '../types/api';
 
 export class ApiError extends Error {
   constructor(
@@ -86,5 +97,19 @@ export class ApiClient {
       width: query.width,
     });
     return this.getJson<ApiSeriesResponse>(url, signal);
+  }
+
+  /** At most `limit` histograms of a key, evenly spaced over the run (first and last kept). */
+  async histograms(ref: RunRef, key: string, limit: number, signal?: AbortSignal): Promise<ApiHistogram[]> {
+    const url = this.url(this.runPath(ref, 'histograms'), { key, limit });
+    const body = await this.getJson<ApiHistogramsResponse>(url, signal);
+    return Array.isArray(body.histograms) ? body.histograms : [];
+  }
+
+  /** The newest `limit` text lines of a run (of one key, or all), oldest first. */
+  async texts(ref: RunRef, key: string | null, limit: number, signal?: AbortSignal): Promise<ApiText[]> {
+    const url = this.url(this.runPath(ref, 'texts'), { key: key ?? undefined, limit });
+    const body = await this.getJson<ApiTextsResponse>(url, signal);
+    return Array.isArray(body.texts) ? body.texts : [];
   }
 }

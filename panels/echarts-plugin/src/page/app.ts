@@ -1,20 +1,22 @@
 import { TIMING } from '../constants/defaults';
 import { TEST_IDS } from '../constants/testIds';
+import { groupByConfigKey, groupRuns, type GroupBandKind } from '../core/groups';
 import { assignColors } from '../core/palette';
 import { runKey, runLabels, type RunRef } from '../core/runs';
 import { themeByName } from '../core/theme';
 import type { ApiMetric, ApiRun, LiveMessage, RunState } from '../types/api';
 import type { ChartSettings } from '../types/chart';
 import { ApiClient, ApiError } from './api';
-import { ChartPanel, type CurveSpec } from './chartPanel';
+import { ChartPanel, type CurveSpec, type GroupSpec } from './chartPanel';
 import { Controls, type ControlValues } from './controls';
 import { clear, debounce, el } from './dom';
 import { LiveSocket, type LiveState } from './liveSocket';
 import { filterMetricKeys, firstPointMs, isScalarMetric, unionMetricKeys } from './metricKeys';
-import { newestRun, type RunFilter } from './runFilter';
+import { filterChoices, newestRun, type RunFilter } from './runFilter';
+import { RunDetail } from './runDetail';
 import { RunsPanel } from './runsPanel';
 import { installTestHooks } from './testHooks';
-import { parseViewState, serializeViewState, type ViewState } from './urlState';
+import { parseViewState, serializeViewState, type PageTab, type ViewState } from './urlState';
 
 const TOKEN_KEY = 'curvestream.readToken';
 const THEME_KEY = 'curvestream.theme';
@@ -43,6 +45,7 @@ export class App {
   private runs: ApiRun[] = [];
   private readonly metrics = new Map<string, ApiMetric[]>();
   private colors = new Map<string, string>();
+  private groupColors = new Map<string, string>();
   private readonly panels = new Map<string, ChartPanel>();
   private readonly stopped = new Set<string>();
   private theme: 'light' | 'dark' = initialTheme();
@@ -57,6 +60,11 @@ export class App {
   private readonly chartsEl: HTMLDivElement;
   private readonly chartsInfo: HTMLSpanElement;
   private readonly banner: HTMLDivElement;
+  private readonly groupBySelect: HTMLSelectElement;
+  private readonly groupBandSelect: HTMLSelectElement;
+  private readonly chartsView: HTMLDivElement;
+  private readonly detail: RunDetail;
+  private readonly tabs = new Map<PageTab, HTMLButtonElement>();
 
   private readonly reloadRunsSoon = debounce(() => void this.loadRuns(), 300);
   private readonly metricsRefresh = new Map<string, ReturnType<typeof setTimeout>>();
@@ -95,11 +103,68 @@ export class App {
         this.syncCharts();
       }, 150),
     );
+    this.groupBySelect = el('select', {
+      'data-testid': TEST_IDS.groupBySelect,
+      'aria-label': 'Group runs by',
+      title: 'Draw a mean line and a band per group of runs (a sweep’s runs with the same value)',
+    });
+    this.groupBySelect.addEventListener('change', () => {
+      this.state.groupBy = this.groupBySelect.value;
+      this.groupBandSelect.disabled = !this.state.groupBy;
+      this.writeUrl();
+      this.syncCharts();
+    });
+    this.groupBandSelect = el(
+      'select',
+      { 'data-testid': TEST_IDS.groupBandSelect, 'aria-label': 'Group band', title: 'The band around each group’s mean' },
+      el('option', { value: 'minmax', text: 'band: min–max' }),
+      el('option', { value: 'std', text: 'band: ±1 std' }),
+    );
+    this.groupBandSelect.value = this.state.groupBand;
+    this.groupBandSelect.disabled = !this.state.groupBy;
+    this.groupBandSelect.addEventListener('change', () => {
+      this.state.groupBand = this.groupBandSelect.value as GroupBandKind;
+      this.writeUrl();
+      this.syncCharts();
+    });
+    this.fillGroupBy();
     const resetZoom = el('button', { type: 'button', class: 'link-button', text: 'reset zoom' });
     resetZoom.addEventListener('click', () => this.onZoom(null, null));
     this.chartsInfo = el('span', { class: 'muted' });
     this.chartsEl = el('div', { class: 'charts', 'data-testid': TEST_IDS.chartsGrid });
     this.banner = el('div', { class: 'banner', 'data-testid': TEST_IDS.errorBanner, hidden: true });
+    this.detail = new RunDetail(this.api, themeByName(this.theme), {
+      onFocusChange: (ref) => {
+        this.state.focus = { ...ref };
+        this.writeUrl();
+      },
+    });
+    const tabBar = el('nav', { class: 'tabs', role: 'tablist' });
+    for (const [tab, label, testId] of [
+      ['charts', 'Charts', TEST_IDS.tabCharts],
+      ['histograms', 'Histograms', TEST_IDS.tabHistograms],
+      ['logs', 'Logs', TEST_IDS.tabLogs],
+    ] as const) {
+      const button = el('button', { type: 'button', role: 'tab', class: 'tab', 'data-testid': testId, text: label });
+      button.addEventListener('click', () => this.setTab(tab));
+      this.tabs.set(tab, button);
+      tabBar.append(button);
+    }
+    this.chartsView = el(
+      'div',
+      { class: 'charts-view' },
+      el(
+        'div',
+        { class: 'toolbar' },
+        metricFilter,
+        this.groupBySelect,
+        this.groupBandSelect,
+        this.chartsInfo,
+        el('span', { class: 'spacer' }),
+        resetZoom,
+      ),
+      this.chartsEl,
+    );
 
     this.root.dataset.testid = TEST_IDS.app;
     clear(this.root);
@@ -110,17 +175,14 @@ export class App {
         'main',
         {},
         this.runsPanel.root,
-        el(
-          'section',
-          { class: 'charts-panel' },
-          el('div', { class: 'toolbar' }, metricFilter, this.chartsInfo, el('span', { class: 'spacer' }), resetZoom),
-          this.chartsEl,
-        ),
+        el('section', { class: 'charts-panel' }, tabBar, this.chartsView, this.detail.root),
       ),
     );
     this.applyTheme();
+    this.showTab();
     installTestHooks({
       charts: () => [...this.panels.values()].map((p) => p.snapshot()),
+      drawnSeries: (key) => this.panels.get(key)?.drawnSeries() ?? null,
       selected: () => this.state.runs.map((r) => ({ ...r })),
       runs: () => this.runs.map((r) => ({ project: r.project, run: r.run, state: r.state })),
       live: () => this.liveState,
@@ -158,6 +220,8 @@ export class App {
       else this.stopped.delete(key);
     }
     this.runsPanel.setRuns(this.runs);
+    this.fillGroupBy();
+    if (this.state.groupBy) this.syncCharts(); // group members may have changed
     if (this.autoSelect && this.state.runs.length === 0) {
       const newest = newestRun(this.runs);
       if (newest) {
@@ -238,6 +302,9 @@ export class App {
     const keys = filterMetricKeys(allKeys, this.state.metricFilter);
     const labels = runLabels(selected);
     const settings = this.chartSettings();
+    const groups = this.state.groupBy ? groupRuns(selected, this.runs, this.state.groupBy) : null;
+    if (groups) this.groupColors = assignColors(groups.map((g) => g.id), this.groupColors);
+    this.detail.setRuns(selected, labels, this.state.focus);
 
     for (const [key, panel] of this.panels) {
       if (!keys.includes(key)) {
@@ -274,6 +341,7 @@ export class App {
         });
       });
       panel.setCurves(specs);
+      panel.setGroups(groups ? this.groupSpecs(groups, specs) : null, this.state.groupBand);
     }
 
     this.chartsInfo.textContent =
@@ -282,6 +350,45 @@ export class App {
         : allKeys.length === 0
           ? 'The selected runs have no metrics yet.'
           : `${keys.length} of ${allKeys.length} metrics · ${selected.length} run${selected.length === 1 ? '' : 's'}`;
+  }
+
+  /** The groups of one chart: only the runs that have its key; groups left empty are not drawn. */
+  private groupSpecs(groups: ReturnType<typeof groupRuns>, specs: readonly CurveSpec[]): GroupSpec[] {
+    const present = new Set(specs.map((s) => s.id));
+    return groups.flatMap((g) => {
+      const memberIds = g.members.map(runKey).filter((id) => present.has(id));
+      if (memberIds.length === 0) return [];
+      const runs = memberIds.length === 1 ? '1 run' : `${memberIds.length} runs`;
+      return [{ id: g.id, name: `${g.label} (${runs})`, color: this.groupColors.get(g.id) ?? '#888', memberIds }];
+    });
+  }
+
+  /** The group-by choices: none, the run group, and every config key of the known runs. */
+  private fillGroupBy(): void {
+    const current = this.state.groupBy;
+    const values = ['', 'group', ...filterChoices(this.runs).configKeys.map(groupByConfigKey)];
+    if (current && !values.includes(current)) values.push(current);
+    const text = (v: string) => (v === '' ? 'no grouping' : v === 'group' ? 'group by: run group' : `group by: ${v.slice(7)}`);
+    clear(this.groupBySelect);
+    for (const v of values) this.groupBySelect.append(el('option', { value: v, text: text(v) }));
+    this.groupBySelect.value = current;
+  }
+
+  private setTab(tab: PageTab): void {
+    if (tab === this.state.tab) return;
+    this.state.tab = tab;
+    this.writeUrl();
+    this.showTab();
+  }
+
+  private showTab(): void {
+    const tab = this.state.tab;
+    for (const [name, button] of this.tabs) {
+      button.setAttribute('aria-selected', String(name === tab));
+      button.classList.toggle('active', name === tab);
+    }
+    this.chartsView.hidden = tab !== 'charts';
+    this.detail.setTab(tab === 'charts' ? null : tab);
   }
 
   private onZoom(window: [number, number] | null, source: ChartPanel | null): void {
@@ -311,6 +418,7 @@ export class App {
       case 'points': {
         const id = runKey(message);
         if (this.stopped.has(id) || !Array.isArray(message.series)) return;
+        this.detail.activity(message);
         for (const frame of message.series) {
           const panel = this.panels.get(frame.key);
           if (panel) panel.appendLive(id, frame);
@@ -328,6 +436,7 @@ export class App {
         } else {
           this.reloadRunsSoon();
         }
+        this.detail.activity(message);
         if (STOPPED.has(message.state)) {
           this.stopped.add(id);
           // a last frame may have raced the status: load the run's curves once more
@@ -342,6 +451,13 @@ export class App {
       case 'run':
         this.reloadRunsSoon();
         return;
+      case 'gap': {
+        // the bridge skipped points of this run: ask again for what the charts show
+        const id = runKey(message);
+        for (const panel of this.panels.values()) panel.refreshCurve(id);
+        this.detail.activity(message);
+        return;
+      }
     }
   }
 
@@ -367,6 +483,7 @@ export class App {
     this.theme = this.theme === 'dark' ? 'light' : 'dark';
     storage()?.setItem(THEME_KEY, this.theme);
     this.applyTheme();
+    this.detail.setTheme(themeByName(this.theme));
     const settings = this.chartSettings();
     for (const panel of this.panels.values()) panel.setSettings(settings, this.state.zoom);
   }

@@ -1,12 +1,14 @@
 import { LIVE_POINTS_PER_COLUMN, TIMING } from '../constants/defaults';
 import { chartTestId, TEST_IDS } from '../constants/testIds';
 import { appendLivePoints, liveFrameToSeries } from '../core/live';
+import { aggregateBand, aggregateCurves, aggregateMeanSeries, type GroupBandKind } from '../core/groups';
 import { m4 } from '../core/m4';
 import { buildChartOption, buildDataUpdate, computeLayers, GRID, plotWidthPx, type ChartLayers } from '../core/options';
 import type { RunRef } from '../core/runs';
 import {
   countInRange,
   emptySeries,
+  rangeIndices,
   meanSpacing,
   parseSeriesResponse,
   relativeOriginMs,
@@ -15,7 +17,7 @@ import {
   xExtent,
 } from '../core/series';
 import type { LiveSeriesFrame, XMode } from '../types/api';
-import type { ChartModel, ChartSettings, SeriesData } from '../types/chart';
+import type { ChartModel, ChartSeriesInput, ChartSettings, SeriesData } from '../types/chart';
 import { ApiError, type ApiClient } from './api';
 import { coalesce, debounce, el } from './dom';
 import { init, type EChartsType } from './echarts';
@@ -28,6 +30,15 @@ export interface CurveSpec {
   color: string;
   /** The run's first-point time (from its metrics), for relative x until a query tells better. */
   originMs: number | null;
+}
+
+/** Several runs drawn as one mean line with a band (a sweep's runs with the same config value). */
+export interface GroupSpec {
+  id: string;
+  name: string;
+  color: string;
+  /** Curve ids (run keys) of the group's runs. */
+  memberIds: string[];
 }
 
 interface Detail {
@@ -63,6 +74,32 @@ export interface CurveSnapshot {
   /** Points held for the whole chart, outside the view included. */
   drawn: number;
   raw: boolean;
+  /** Lowest and highest finite value drawn inside the visible x range; null when none. */
+  yMin: number | null;
+  yMax: number | null;
+}
+
+export interface GroupSnapshot {
+  name: string;
+  /** Names of the runs averaged. */
+  runs: string[];
+  /** Points of the mean line (and of the band) inside the visible x range. */
+  points: number;
+  yMin: number | null;
+  yMax: number | null;
+  band: GroupBandKind;
+}
+
+/** What ECharts holds now, summed up per series: for tests that must not read pixels. */
+export interface DrawnSeries {
+  id: string;
+  type: string;
+  name: string;
+  /** Points given to ECharts (gaps included). */
+  points: number;
+  lineOpacity: number | null;
+  area: boolean;
+  markLines: number;
 }
 
 export interface ChartSnapshot {
@@ -76,6 +113,8 @@ export interface ChartSnapshot {
   logY: boolean;
   notes: string[];
   series: CurveSnapshot[];
+  /** The groups drawn instead of single runs; empty when not grouping. */
+  groups: GroupSnapshot[];
 }
 
 type ChartState = 'idle' | 'loading' | 'ready' | 'error';
@@ -88,6 +127,18 @@ export interface ChartPanelHost {
 
 function drawnData(curve: Curve): SeriesData {
   return curve.detail ? spliceDetail(curve.overview, curve.detail.data) : curve.overview;
+}
+
+function finiteExtent(ys: readonly number[], from: number, to: number): [number | null, number | null] {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = from; i < to; i++) {
+    const y = ys[i]!;
+    if (!Number.isFinite(y)) continue;
+    if (y < lo) lo = y;
+    if (y > hi) hi = y;
+  }
+  return hi >= lo ? [lo, hi] : [null, null];
 }
 
 /** Query bounds: whole steps and milliseconds, so an integer column is never asked for a fraction. */
@@ -111,9 +162,18 @@ export class ChartPanel {
   private readonly curves = new Map<string, Curve>();
   private window: [number, number] | null;
   private widthPx = 800;
+  /** The chart exists and has loaded (it came near the viewport once). */
   private visible = false;
+  /** Near the viewport now: only then are frames drawn. */
+  private onScreen = false;
+  /** A render was skipped while off screen: `true` when it was a structure change. */
+  private pendingRender: boolean | null = null;
+  private groups: GroupSpec[] | null = null;
+  private groupBand: GroupBandKind = 'minmax';
+  private groupNonFinite = 0;
   private state: ChartState = 'idle';
   private layers: ChartLayers | null = null;
+  private lastModel: ChartModel | null = null;
   private readonly resizeObserver: ResizeObserver;
   private readonly intersectionObserver: IntersectionObserver;
   private readonly zoomQuery = debounce(() => this.queryDetails(), TIMING.zoomDebounceMs);
@@ -150,7 +210,12 @@ export class ChartPanel {
     this.writeAttributes();
     this.resizeObserver = new ResizeObserver(() => this.onResize());
     this.intersectionObserver = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) this.becomeVisible();
+      const entry = entries[entries.length - 1];
+      if (!entry) return;
+      this.onScreen = entry.isIntersecting;
+      if (!this.onScreen) return;
+      if (!this.visible) this.becomeVisible();
+      else if (this.pendingRender !== null) this.render(this.pendingRender);
     }, { rootMargin: '300px' });
     this.intersectionObserver.observe(this.root);
   }
@@ -191,6 +256,13 @@ export class ChartPanel {
     }
     this.render(true);
     if (this.visible) for (const curve of added) void this.loadCurve(curve, true);
+  }
+
+  /** Draw these groups (mean line and band each) instead of one curve per run; null = one curve per run. */
+  setGroups(groups: readonly GroupSpec[] | null, band: GroupBandKind): void {
+    this.groups = groups ? groups.map((g) => ({ ...g, memberIds: [...g.memberIds] })) : null;
+    this.groupBand = band;
+    this.render(true);
   }
 
   setSettings(settings: ChartSettings, window: [number, number] | null): void {
@@ -251,7 +323,26 @@ export class ChartPanel {
       logY: this.settings.logY,
       notes: this.layers ? [...this.layers.notes] : [],
       series,
+      groups: this.groups ? this.groupSnapshots() : [],
     };
+  }
+
+  /** The series ECharts holds now (empty before the chart exists). */
+  drawnSeries(): DrawnSeries[] {
+    const option = this.chart?.getOption() as { series?: Record<string, unknown>[] } | undefined;
+    return (option?.series ?? []).map((s) => {
+      const lineStyle = s.lineStyle as { opacity?: number } | undefined;
+      const markLine = s.markLine as { data?: unknown[] } | undefined;
+      return {
+        id: String(s.id ?? ''),
+        type: String(s.type ?? ''),
+        name: String(s.name ?? ''),
+        points: Array.isArray(s.data) ? s.data.length : 0,
+        lineOpacity: typeof lineStyle?.opacity === 'number' ? lineStyle.opacity : null,
+        area: Boolean(s.areaStyle),
+        markLines: Array.isArray(markLine?.data) ? markLine.data.length : 0,
+      };
+    });
   }
 
   dispose(): void {
@@ -271,7 +362,6 @@ export class ChartPanel {
   private becomeVisible(): void {
     if (this.visible) return;
     this.visible = true;
-    this.intersectionObserver.disconnect();
     this.chart = init(this.canvas, null, { renderer: 'canvas' });
     this.chart.on('datazoom', () => this.userZoomed());
     this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
@@ -452,7 +542,8 @@ export class ChartPanel {
   }
 
   private onResize(): void {
-    if (!this.chart) return;
+    // a hidden tab has no width: keep the chart as it was until it shows again
+    if (!this.chart || this.canvas.clientWidth === 0) return;
     this.chart.resize();
     const width = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
     const change = Math.abs(width - this.widthPx) / Math.max(1, this.widthPx);
@@ -464,15 +555,38 @@ export class ChartPanel {
 
   // ---- drawing ----
 
+  private groupInputs(groups: readonly GroupSpec[]): ChartSeriesInput[] {
+    this.groupNonFinite = 0;
+    return groups.map((g) => {
+      const members = g.memberIds.flatMap((id) => {
+        const curve = this.curves.get(id);
+        return curve ? [curve] : [];
+      });
+      const aggregate = aggregateCurves(members.map(drawnData));
+      this.groupNonFinite += aggregate.nonFinite;
+      const spacings = members.flatMap((c) => (c.dxRef === undefined ? [] : [c.dxRef]));
+      return {
+        id: g.id,
+        name: g.name,
+        color: g.color,
+        data: aggregateMeanSeries(aggregate),
+        band: aggregateBand(aggregate, this.groupBand),
+        ...(spacings.length ? { dxRef: spacings.reduce((a, b) => a + b, 0) / spacings.length } : {}),
+      };
+    });
+  }
+
   private model(): ChartModel {
     return {
-      series: [...this.curves.values()].map((c) => ({
-        id: c.id,
-        name: c.name,
-        color: c.color,
-        data: drawnData(c),
-        ...(c.dxRef === undefined ? {} : { dxRef: c.dxRef }),
-      })),
+      series: this.groups
+        ? this.groupInputs(this.groups)
+        : [...this.curves.values()].map((c) => ({
+            id: c.id,
+            name: c.name,
+            color: c.color,
+            data: drawnData(c),
+            ...(c.dxRef === undefined ? {} : { dxRef: c.dxRef }),
+          })),
       settings: this.settings,
       widthPx: this.widthPx,
       xWindow: this.window,
@@ -482,13 +596,29 @@ export class ChartPanel {
 
   /** `structure`: runs or settings changed (full option, series replaced); otherwise only data. */
   private render(structure: boolean): void {
+    if (this.chart && !this.onScreen) {
+      // off screen (scrolled away, another tab): draw once it shows again
+      this.pendingRender = structure || this.pendingRender === true;
+      this.writeState();
+      return;
+    }
+    const full = structure || this.pendingRender === true;
+    this.pendingRender = null;
     const model = this.model();
     const layers = computeLayers(model);
+    if (this.groups && this.groupNonFinite > 0) {
+      layers.notes.push(`${this.groupNonFinite} non-finite values left out of the group means`);
+    }
     this.layers = layers;
+    this.lastModel = model;
     if (this.chart) {
-      if (structure) this.chart.setOption(buildChartOption(model, layers), { replaceMerge: ['series'] });
+      if (full) this.chart.setOption(buildChartOption(model, layers), { replaceMerge: ['series'] });
       else this.chart.setOption(buildDataUpdate(model, layers));
     }
+    this.writeState();
+  }
+
+  private writeState(): void {
     const curves = [...this.curves.values()];
     const errors = curves.filter((c) => c.error);
     const loading = curves.some((c) => c.abort !== null);
@@ -498,15 +628,47 @@ export class ChartPanel {
     else this.setState('ready');
     this.messageEl.hidden = errors.length === 0;
     this.messageEl.textContent = errors.map((c) => `${c.name}: ${c.error}`).join('\n');
-    this.notesEl.textContent = layers.notes.join(' · ');
+    this.notesEl.textContent = (this.layers?.notes ?? []).join(' · ');
     this.writeAttributes();
+  }
+
+  /** Index range of the points inside the visible x range (all of them when not zoomed). */
+  private visibleRange(xs: readonly number[]): [number, number] {
+    return this.window ? rangeIndices(xs, this.window[0], this.window[1]) : [0, xs.length];
   }
 
   private curveSnapshot(curve: Curve): CurveSnapshot {
     const data = drawnData(curve);
-    const points = this.window ? countInRange(data, this.window[0], this.window[1]) : data.x.length;
+    const [from, to] = this.visibleRange(data.x);
+    const [yMin, yMax] = finiteExtent(data.y, from, to);
     const raw = curve.detail ? curve.detail.raw : curve.overviewRaw;
-    return { name: curve.name, project: curve.ref.project, run: curve.ref.run, points, drawn: data.x.length, raw };
+    return {
+      name: curve.name,
+      project: curve.ref.project,
+      run: curve.ref.run,
+      points: to - from,
+      drawn: data.x.length,
+      raw,
+      yMin,
+      yMax,
+    };
+  }
+
+  private groupSnapshots(): GroupSnapshot[] {
+    const inputs = new Map((this.lastModel?.series ?? []).map((s) => [s.id, s]));
+    return (this.groups ?? []).map((g) => {
+      const input = inputs.get(g.id);
+      const [from, to] = input ? this.visibleRange(input.data.x) : [0, 0];
+      const [yMin, yMax] = input ? finiteExtent(input.data.y, from, to) : [null, null];
+      return {
+        name: g.name,
+        runs: g.memberIds.map((id) => this.curves.get(id)?.name ?? id),
+        points: to - from,
+        yMin,
+        yMax,
+        band: this.groupBand,
+      };
+    });
   }
 
   private setState(state: ChartState): void {
@@ -522,6 +684,8 @@ export class ChartPanel {
     this.root.dataset.raw = String(snapshot.raw);
     this.root.dataset.smoothing = snapshot.smoothing ? 'on' : 'off';
     this.root.dataset.envelope = String(snapshot.envelope);
+    if (this.groups) this.root.dataset.groups = JSON.stringify(Object.fromEntries(snapshot.groups.map((g) => [g.name, g.runs.length])));
+    else delete this.root.dataset.groups;
     const total = snapshot.series.reduce((n, s) => n + s.points, 0);
     this.modeBadge.textContent = total === 0 ? '' : snapshot.raw ? 'raw' : 'M4';
     this.modeBadge.className = `badge mode ${snapshot.raw ? 'raw' : 'm4'}`;

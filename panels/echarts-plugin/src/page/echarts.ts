@@ -1,10 +1,30 @@
-/** ECharts, with only the parts the charts use (keeps the bundle small). */
+/** ECharts, with only the parts the page uses (keeps the bundle small). */
 import { init, use } from 'echarts/core';
-import { LineChart, ScatterChart } from 'echarts/charts';
-import { DataZoomComponent, GridComponent, LegendComponent, TooltipComponent } from 'echarts/components';
+import { HeatmapChart, LineChart, ScatterChart } from 'echarts/charts';
+import {
+  DataZoomComponent,
+  GridComponent,
+  LegendComponent,
+  MarkLineComponent,
+  MarkPointComponent,
+  TooltipComponent,
+  VisualMapContinuousComponent,
+} from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
 
-use([LineChart, ScatterChart, GridComponent, TooltipComponent, DataZoomComponent, LegendComponent, CanvasRenderer]);
+use([
+  LineChart,
+  ScatterChart,
+  HeatmapChart,
+  GridComponent,
+  TooltipComponent,
+  DataZoomComponent,
+  LegendComponent,
+  MarkLineComponent,
+  MarkPointComponent,
+  VisualMapContinuousComponent,
+  CanvasRenderer,
+]);
 
 export { init };
 export type { EChartsType } from 'echarts/core';

@@ -1,5 +1,5 @@
 import type { RunRef } from '../core/runs';
-import type { ChartSnapshot } from './chartPanel';
+import type { ChartSnapshot, DrawnSeries } from './chartPanel';
 import type { LiveState } from './liveSocket';
 
 /** What browser tests can read without looking at canvas pixels: copies, never live objects. */
@@ -8,6 +8,8 @@ export interface CurvestreamTestView {
   /** One entry per chart, in page order. */
   readonly charts: ChartSnapshot[];
   chart(key: string): ChartSnapshot | null;
+  /** The series ECharts holds for a chart now (ids `<curve>|raw`, `|smooth`, `|env-lo`, `|env-hi`, `|non-finite`). */
+  drawnSeries(key: string): DrawnSeries[] | null;
   readonly selected: RunRef[];
   readonly runs: { project: string; run: string; state: string }[];
   readonly live: LiveState;
@@ -16,6 +18,7 @@ export interface CurvestreamTestView {
 
 export interface TestHookSource {
   charts(): ChartSnapshot[];
+  drawnSeries(key: string): DrawnSeries[] | null;
   selected(): RunRef[];
   runs(): { project: string; run: string; state: string }[];
   live(): LiveState;
@@ -43,6 +46,9 @@ export function installTestHooks(source: TestHookSource): void {
     },
     chart(key: string) {
       return frozenCopy(source.charts().find((c) => c.key === key) ?? null);
+    },
+    drawnSeries(key: string) {
+      return frozenCopy(source.drawnSeries(key));
     },
     get selected() {
       return frozenCopy(source.selected());

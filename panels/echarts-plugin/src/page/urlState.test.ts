@@ -41,6 +41,10 @@ describe('view state in the URL', () => {
       configKey: 'lr',
       configValue: '0.1',
       metricFilter: 'loss',
+      groupBy: 'config:lr',
+      groupBand: 'std' as const,
+      tab: 'logs' as const,
+      focus: { project: 'p', run: 'r 2' },
     };
     const text = serializeViewState(state);
     expect(parseViewState(text)).toEqual(state);
@@ -48,7 +52,10 @@ describe('view state in the URL', () => {
   });
 
   it('ignores values it cannot use', () => {
-    const state = parseViewState('?x=weird&smooth=abc&zoom=5,1&run=bad&smooth_kind=gauss');
+    const state = parseViewState('?x=weird&smooth=abc&zoom=5,1&run=bad&smooth_kind=gauss&tab=nope&focus=bad&group_band=x');
+    expect(state.tab).toBe('charts');
+    expect(state.focus).toBeNull();
+    expect(state.groupBand).toBe('minmax');
     expect(state.xMode).toBe('step');
     expect(state.smoothing).toBe(0);
     expect(state.zoom).toBeNull();

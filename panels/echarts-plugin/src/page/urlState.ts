@@ -1,8 +1,13 @@
 import { DEFAULT_VIEW } from '../constants/defaults';
+import type { GroupBandKind, GroupBy } from '../core/groups';
 import { clampSmoothing } from '../core/smoothing';
 import type { RunRef } from '../core/runs';
 import type { XMode } from '../types/api';
 import type { SmoothingKind } from '../types/chart';
+
+/** The page's views: curves of the selected runs, or the histograms / text log of one of them. */
+export type PageTab = 'charts' | 'histograms' | 'logs';
+const TABS: readonly PageTab[] = ['charts', 'histograms', 'logs'];
 
 /** Everything a shared link restores. */
 export interface ViewState {
@@ -21,6 +26,12 @@ export interface ViewState {
   configKey: string;
   configValue: string;
   metricFilter: string;
+  /** '' = one curve per run; 'group' or 'config:<key>' = a mean line and a band per group. */
+  groupBy: GroupBy;
+  groupBand: GroupBandKind;
+  tab: PageTab;
+  /** The run whose histograms and texts are shown; null = the first selected run. */
+  focus: RunRef | null;
 }
 
 export function defaultViewState(): ViewState {
@@ -34,6 +45,10 @@ export function defaultViewState(): ViewState {
     configKey: '',
     configValue: '',
     metricFilter: '',
+    groupBy: '',
+    groupBand: 'minmax',
+    tab: 'charts',
+    focus: null,
   };
 }
 
@@ -91,6 +106,12 @@ export function parseViewState(query: string): ViewState {
   state.configKey = params.get('cfg') ?? '';
   state.configValue = state.configKey ? (params.get('cfg_value') ?? '') : '';
   state.metricFilter = params.get('metric') ?? '';
+  state.groupBy = params.get('groupby') ?? '';
+  if (params.get('group_band') === 'std') state.groupBand = 'std';
+  const tab = params.get('tab');
+  if (tab && (TABS as readonly string[]).includes(tab)) state.tab = tab as PageTab;
+  const focus = params.get('focus');
+  state.focus = focus ? decodeRunParam(focus) : null;
   return state;
 }
 
@@ -113,6 +134,10 @@ export function serializeViewState(state: ViewState): string {
     if (state.configValue) params.set('cfg_value', state.configValue);
   }
   if (state.metricFilter) params.set('metric', state.metricFilter);
+  if (state.groupBy) params.set('groupby', state.groupBy);
+  if (state.groupBand !== 'minmax') params.set('group_band', state.groupBand);
+  if (state.tab !== 'charts') params.set('tab', state.tab);
+  if (state.focus) params.set('focus', encodeRunParam(state.focus));
   const text = params.toString();
   return text ? `?${text}` : '';
 }

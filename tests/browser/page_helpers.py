@@ -1,0 +1,108 @@
+"""What the page's browser tests share: a bridge on DuckDB, runs logged with the
+real client, and reads of what the page draws (its data attributes and
+``window.__curvestream``), never of canvas pixels."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import urllib.parse
+from typing import Any, Callable, Iterator
+
+import curvestream
+from helpers import get_json, run_path
+from servers import wait_until
+
+__all__ = ["duckdb_bridge", "start_run", "stored_counts", "wait_stored", "open_page", "chart", "drawn_series",
+           "wait_chart", "plot_center", "page_context", "rows_of_runs"]
+
+# the plot's margins inside a chart (core/options.ts GRID)
+GRID_LEFT, GRID_RIGHT, GRID_TOP, GRID_BOTTOM = 60, 18, 14, 62
+
+
+def duckdb_bridge(bridge_factory: Any, tmp_path: Any, broker: Any) -> Any:
+    return bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", broker.url)
+
+
+def start_run(broker: Any, bridge: Any, spool_dir: Any, project: str, name: str, **kwargs: Any) -> Any:
+    """A real client run streaming over the broker into the bridge."""
+    return curvestream.init(project=project, run=name, mqtt_url=broker.url, bridge_url=bridge.url,
+                            spool_dir=str(spool_dir), **kwargs)
+
+
+def stored_counts(bridge: Any, project: str, run: str) -> dict[str, int]:
+    body = get_json(bridge.url, run_path(project, run) + "/metrics")
+    return {m["key"]: m["count"] for m in body["metrics"]}
+
+
+def wait_stored(bridge: Any, project: str, run: str, counts: dict[str, int], timeout: float = 60) -> None:
+    def arrived() -> bool:
+        have = stored_counts(bridge, project, run)
+        return all(have.get(k) == n for k, n in counts.items())
+
+    wait_until(arrived, timeout, f"{counts} stored for {project}/{run}")
+
+
+def open_page(page: Any, bridge: Any, runs: tuple[tuple[str, str], ...] = (), **params: str) -> None:
+    """Open the page on a view, as a shared link would: ``runs`` selected, other settings as URL parameters."""
+    q = lambda s: urllib.parse.quote(s, safe="")  # noqa: E731
+    pairs = [("run", f"{q(p)}/{q(r)}") for p, r in runs] + list(params.items())
+    page.goto(f"{bridge.url}/?{urllib.parse.urlencode(pairs, safe='/%')}")
+    page.wait_for_function("() => window.__curvestream !== undefined")
+
+
+def chart(page: Any, key: str) -> dict | None:
+    """The chart's snapshot: state, window, raw, smoothing, series (points, yMin, yMax …), groups."""
+    return page.evaluate("k => window.__curvestream.chart(k)", key)
+
+
+def drawn_series(page: Any, key: str) -> dict[str, dict]:
+    """What ECharts holds for a chart, by series id."""
+    return {s["id"]: s for s in page.evaluate("k => window.__curvestream.drawnSeries(k)", key) or []}
+
+
+def wait_chart(page: Any, key: str, predicate: Callable[[dict], bool], what: str, timeout: float = 60) -> dict:
+    """Wait until the chart's snapshot satisfies ``predicate``; return that snapshot."""
+    seen: list[dict] = []
+
+    def check() -> bool:
+        snap = chart(page, key)
+        if snap is not None and snap["state"] == "ready" and predicate(snap):
+            seen.append(snap)
+            return True
+        return False
+
+    try:
+        wait_until(check, timeout, f"chart {key!r}: {what}", interval=0.1)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; last snapshot: {json.dumps(chart(page, key))[:2000]}") from None
+    return seen[-1]
+
+
+def plot_center(page: Any, key: str) -> tuple[float, float]:
+    """Viewport coordinates of the middle of a chart's plot area."""
+    box = page.get_by_test_id(f"chart-{key}").locator(".chart-canvas").bounding_box()
+    assert box is not None, f"chart {key!r} has no canvas on screen"
+    x = box["x"] + GRID_LEFT + (box["width"] - GRID_LEFT - GRID_RIGHT) / 2
+    y = box["y"] + GRID_TOP + (box["height"] - GRID_TOP - GRID_BOTTOM) / 2
+    return x, y
+
+
+@contextlib.contextmanager
+def page_context(browser: Any, width: int, height: int, scale: float) -> Iterator[Any]:
+    """A page with its own viewport and device pixel ratio (the ``page`` fixture is 1280×800 at 1×)."""
+    context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.page_errors = errors
+    try:
+        yield pg
+    finally:
+        context.close()
+
+
+def rows_of_runs(page: Any) -> dict[str, str]:
+    """The runs table as run name -> state badge text."""
+    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('[data-testid="run-row"]')]
+        .map(r => [r.dataset.run, r.querySelector('[data-testid="run-state"]').textContent]))""")
