@@ -1,0 +1,63 @@
+"""The page lists runs, overlays the ones a user picks, and the tooltip shows each one's value."""
+
+from __future__ import annotations
+
+import re
+
+from page_helpers import chart, duckdb_bridge, open_page, plot_center, rows_of_runs, start_run, wait_chart, wait_stored
+from servers import wait_until
+
+STEPS = 200
+RUNS = {"alpha": 1.0, "beta": 2.0, "gamma": 3.0, "delta": 4.0}
+
+
+def loss(scale: float, step: int) -> float:
+    return scale * 100.0 + step  # distinct per run, exact in any float formatting
+
+
+def test_page_lists_runs_draws_three_selected_runs_overlaid_and_the_tooltip_shows_three_values(
+        page, bridge_factory, mosquitto, spool_dir, tmp_path, output_dir):
+    bridge = duckdb_bridge(bridge_factory, tmp_path, mosquitto)
+    for name, scale in RUNS.items():
+        with start_run(mosquitto, bridge, spool_dir, "overlay", name, config={"scale": scale}, tags=["t"]) as run:
+            for i in range(STEPS):
+                run.log({"loss": loss(scale, i)}, step=i)
+        wait_stored(bridge, "overlay", name, {"loss": STEPS})
+
+    open_page(page, bridge)
+    wait_until(lambda: rows_of_runs(page) == {n: "finished" for n in RUNS}, 30, "four finished runs listed")
+
+    # pick alpha, beta and gamma like a user: tick their boxes, untick the run the page chose by itself
+    wanted = {"alpha", "beta", "gamma"}
+    for name in RUNS:
+        row = page.locator(f'[data-testid="run-row"][data-run="{name}"]')
+        box = row.get_by_test_id("run-checkbox")
+        if box.is_checked() != (name in wanted):
+            box.click()
+    wait_until(lambda: {r["run"] for r in page.evaluate("window.__curvestream.selected")} == wanted, 10,
+               "three runs selected")
+    snap = wait_chart(page, "loss", lambda c: len(c["series"]) == 3 and all(s["points"] == STEPS for s in c["series"]),
+                      "three curves of 200 points")
+    assert {s["run"] for s in snap["series"]} == wanted
+    assert snap["raw"] is True
+
+    x, y = plot_center(page, "loss")
+    page.mouse.move(x - 40, y)
+    page.mouse.move(x, y)
+    tooltip_rows = page.get_by_test_id("chart-loss").locator(".cs-tt-rows tr")
+    wait_until(lambda: tooltip_rows.count() == 3 and tooltip_rows.first.is_visible(), 10, "a tooltip with three rows")
+    page.screenshot(path=str(output_dir / "page-overlay-tooltip.png"))
+
+    shown = {}
+    for i in range(3):
+        row = tooltip_rows.nth(i)
+        name = row.locator(".cs-tt-name").inner_text()
+        value = float(row.locator(".cs-tt-value").inner_text().replace(",", ""))
+        step = int(re.search(r"step ([\d,]+)", row.locator(".cs-tt-where").inner_text()).group(1).replace(",", ""))
+        shown[name] = (step, value)
+    assert set(shown) == wanted
+    for name, (step, value) in shown.items():
+        assert 0 < step < STEPS - 1, "hovering the middle of the plot shows a point from the middle of the run"
+        assert value == loss(RUNS[name], step), (name, step, value)
+    assert chart(page, "loss")["window"] is None
+    assert not page.page_errors, page.page_errors
