@@ -102,7 +102,9 @@ def page_context(browser: Any, width: int, height: int, scale: float) -> Iterato
         context.close()
 
 
-def rows_of_runs(page: Any) -> dict[str, str]:
-    """The runs table as run name -> state badge text."""
-    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('[data-testid="run-row"]')]
-        .map(r => [r.dataset.run, r.querySelector('[data-testid="run-state"]').textContent]))""")
+def rows_of_runs(page: Any, project: str) -> dict[str, str]:
+    """The runs of one project in the runs table, as run name -> state badge text. (The session's broker
+    keeps other tests' runs as retained messages, so the table may list more projects.)"""
+    return page.evaluate("""p => Object.fromEntries([...document.querySelectorAll('[data-testid="run-row"]')]
+        .filter(r => r.dataset.project === p)
+        .map(r => [r.dataset.run, r.querySelector('[data-testid="run-state"]').textContent]))""", project)

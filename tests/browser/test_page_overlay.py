@@ -25,17 +25,18 @@ def test_page_lists_runs_draws_three_selected_runs_overlaid_and_the_tooltip_show
         wait_stored(bridge, "overlay", name, {"loss": STEPS})
 
     open_page(page, bridge)
-    wait_until(lambda: rows_of_runs(page) == {n: "finished" for n in RUNS}, 30, "four finished runs listed")
+    wait_until(lambda: rows_of_runs(page, "overlay") == {n: "finished" for n in RUNS}, 30, "four finished runs listed")
 
     # pick alpha, beta and gamma like a user: tick their boxes, untick the run the page chose by itself
     wanted = {"alpha", "beta", "gamma"}
-    for name in RUNS:
-        row = page.locator(f'[data-testid="run-row"][data-run="{name}"]')
+    rows = page.get_by_test_id("run-row")
+    for i in range(rows.count()):
+        row = rows.nth(i)
         box = row.get_by_test_id("run-checkbox")
-        if box.is_checked() != (name in wanted):
+        if box.is_checked() != (row.get_attribute("data-project") == "overlay" and row.get_attribute("data-run") in wanted):
             box.click()
-    wait_until(lambda: {r["run"] for r in page.evaluate("window.__curvestream.selected")} == wanted, 10,
-               "three runs selected")
+    wait_until(lambda: {(r["project"], r["run"]) for r in page.evaluate("window.__curvestream.selected")}
+               == {("overlay", n) for n in wanted}, 10, "three runs selected")
     snap = wait_chart(page, "loss", lambda c: len(c["series"]) == 3 and all(s["points"] == STEPS for s in c["series"]),
                       "three curves of 200 points")
     assert {s["run"] for s in snap["series"]} == wanted
