@@ -149,7 +149,9 @@ export function histogramHeatmapOption(grid: HistogramGrid, theme: ChartTheme, t
       type: 'category',
       data: grid.counts.length ? grid.edges.slice(0, -1).map((_, i) => binLabel(i)) : [],
       axisLine: { lineStyle: { color: theme.axisLine } },
-      axisLabel: { color: theme.mutedText, hideOverlap: true },
+      // about eight labels: ECharts' own spacing of category labels overlaps on a y axis
+      axisLabel: { color: theme.mutedText, interval: Math.max(0, Math.ceil((grid.edges.length - 1) / 8) - 1) },
+      axisTick: { show: false },
     },
     visualMap: {
       type: 'continuous',

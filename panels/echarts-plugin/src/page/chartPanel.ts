@@ -88,6 +88,9 @@ export interface GroupSnapshot {
   yMin: number | null;
   yMax: number | null;
   band: GroupBandKind;
+  /** Lowest low edge and highest high edge of the band inside the visible x range. */
+  bandMin: number | null;
+  bandMax: number | null;
 }
 
 /** What ECharts holds now, summed up per series: for tests that must not read pixels. */
@@ -660,6 +663,8 @@ export class ChartPanel {
       const input = inputs.get(g.id);
       const [from, to] = input ? this.visibleRange(input.data.x) : [0, 0];
       const [yMin, yMax] = input ? finiteExtent(input.data.y, from, to) : [null, null];
+      const band = input?.band;
+      const [bandFrom, bandTo] = band ? this.visibleRange(band.x) : [0, 0];
       return {
         name: g.name,
         runs: g.memberIds.map((id) => this.curves.get(id)?.name ?? id),
@@ -667,6 +672,8 @@ export class ChartPanel {
         yMin,
         yMax,
         band: this.groupBand,
+        bandMin: band ? finiteExtent(band.lo, bandFrom, bandTo)[0] : null,
+        bandMax: band ? finiteExtent(band.hi, bandFrom, bandTo)[1] : null,
       };
     });
   }

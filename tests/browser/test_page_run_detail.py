@@ -1,0 +1,77 @@
+"""The Histograms and Logs tabs show one selected run's distributions over steps and its text lines."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from page_helpers import duckdb_bridge, open_page, start_run, wait_stored
+from servers import wait_until
+
+HIST_STEPS = 20
+LINES = [(logging.INFO, "epoch 1 started"), (logging.DEBUG, "batch 17 took 31 ms"),
+         (logging.WARNING, "lr reduced to 0.01"), (logging.ERROR, "loss is NaN, skipping batch"),
+         (0, 'sample: "the cat sat"'), (logging.CRITICAL, "out of memory")]
+
+
+def test_the_histograms_and_logs_tabs_show_a_runs_distributions_and_text_lines(
+        page, bridge_factory, mosquitto, spool_dir, tmp_path, output_dir):
+    bridge = duckdb_bridge(bridge_factory, tmp_path, mosquitto)
+    rng = np.random.default_rng(7)
+    with start_run(mosquitto, bridge, spool_dir, "detail", "r1") as run:
+        for step in range(HIST_STEPS):
+            run.log({"loss": 1.0 / (step + 1)}, step=step)
+            # weights spread out as training goes on
+            run.log_histogram("layer1/weights", rng.normal(0, 0.1 + step * 0.05, 2000), step=step)
+        for i, (level, text) in enumerate(LINES):
+            run.log_text("log" if level else "samples", text, step=100 + i, level=level)
+    wait_stored(bridge, "detail", "r1", {"loss": HIST_STEPS, "layer1/weights": HIST_STEPS, "log": 5, "samples": 1})
+
+    open_page(page, bridge, runs=(("detail", "r1"),))
+    page.wait_for_selector('[data-testid="chart-loss"][data-state="ready"]')
+    # histograms and texts are not curves: no chart of their own
+    assert page.get_by_test_id("chart-layer1/weights").count() == 0
+    assert page.get_by_test_id("chart-log").count() == 0
+
+    page.get_by_test_id("tab-histograms").click()
+    heatmap = page.get_by_test_id("histogram-layer1/weights")
+    wait_until(lambda: heatmap.get_attribute("data-state") == "ready", 30, "the histogram heatmap")
+    assert heatmap.get_attribute("data-steps") == str(HIST_STEPS)
+    assert int(heatmap.get_attribute("data-bins")) > 10
+    assert page.get_by_test_id("chart-loss").is_hidden()
+    assert "tab=histograms" in page.url
+    page.screenshot(path=str(output_dir / "page-histograms.png"))
+
+    page.get_by_test_id("tab-logs").click()
+    log = page.get_by_test_id("text-log")
+    wait_until(lambda: log.get_attribute("data-count") == str(len(LINES)), 30, "every text line")
+    rows = log.get_by_test_id("text-row")
+    assert [rows.nth(i).get_attribute("data-step") for i in range(rows.count())] == [str(100 + i) for i in range(6)], \
+        "oldest first, the newest at the bottom"
+    assert [rows.nth(i).get_attribute("data-level") for i in range(rows.count())] == \
+        ["info", "debug", "warning", "error", "text", "critical"]
+    assert rows.nth(3).locator(".text-body").inner_text() == "loss is NaN, skipping batch"
+    # the newest line is in view
+    assert page.evaluate("""() => { const l = document.querySelector('[data-testid="text-log"]');
+                                   return l.scrollTop + l.clientHeight >= l.scrollHeight - 2; }""")
+    # level colours come from the level classes
+    colours = page.evaluate("""() => [...document.querySelectorAll('[data-testid="text-row"] .text-body')]
+                                     .map(e => getComputedStyle(e).color)""")
+    assert colours[3] != colours[0], "an error line is coloured apart from an info line"
+    page.screenshot(path=str(output_dir / "page-logs.png"))
+
+    page.get_by_test_id("text-level").select_option(label="warning and up")
+    wait_until(lambda: log.get_attribute("data-count") == "3", 10, "warnings and worse")
+    page.get_by_test_id("text-search").fill("nan")
+    wait_until(lambda: log.get_attribute("data-count") == "1", 10, "the NaN line")
+    page.get_by_test_id("text-search").fill("")
+    page.get_by_test_id("text-level").select_option("0")
+    page.get_by_test_id("text-key").select_option("samples")
+    wait_until(lambda: log.get_attribute("data-count") == "1", 10, "the samples key only")
+    assert rows.first.get_attribute("data-level") == "text"
+
+    page.get_by_test_id("tab-charts").click()
+    page.wait_for_selector('[data-testid="chart-loss"][data-state="ready"]')
+    assert "tab=" not in page.url
+    assert not page.page_errors, page.page_errors
