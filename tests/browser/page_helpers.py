@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import urllib.parse
 from typing import Any, Callable, Iterator
 
@@ -14,7 +15,7 @@ from helpers import get_json, run_path
 from servers import wait_until
 
 __all__ = ["duckdb_bridge", "start_run", "stored_counts", "wait_stored", "open_page", "chart", "drawn_series",
-           "wait_chart", "plot_center", "page_context", "rows_of_runs"]
+           "wait_chart", "plot_center", "hover_tooltip", "page_context", "rows_of_runs"]
 
 # the plot's margins inside a chart (core/options.ts GRID)
 GRID_LEFT, GRID_RIGHT, GRID_TOP, GRID_BOTTOM = 60, 18, 14, 62
@@ -86,6 +87,22 @@ def plot_center(page: Any, key: str) -> tuple[float, float]:
     x = box["x"] + GRID_LEFT + (box["width"] - GRID_LEFT - GRID_RIGHT) / 2
     y = box["y"] + GRID_TOP + (box["height"] - GRID_TOP - GRID_BOTTOM) / 2
     return x, y
+
+
+def hover_tooltip(page: Any, key: str, rows: int) -> dict[str, tuple[int, float]]:
+    """Hover the middle of a chart's plot like a user; read the tooltip's rows as name -> (step, value)."""
+    x, y = plot_center(page, key)
+    page.mouse.move(x - 40, y)
+    page.mouse.move(x, y)
+    found = page.get_by_test_id(f"chart-{key}").locator(".cs-tt-rows tr")
+    wait_until(lambda: found.count() == rows and found.first.is_visible(), 10, f"a tooltip with {rows} rows")
+    shown = {}
+    for i in range(rows):
+        row = found.nth(i)
+        where = row.locator(".cs-tt-where").inner_text()
+        step = int(re.search(r"step ([\d,]+)", where).group(1).replace(",", ""))
+        shown[row.locator(".cs-tt-name").inner_text()] = (step, float(row.locator(".cs-tt-value").inner_text()))
+    return shown
 
 
 @contextlib.contextmanager

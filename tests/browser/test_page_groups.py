@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
-import re
 
-from page_helpers import chart, drawn_series, duckdb_bridge, open_page, plot_center, start_run, wait_chart, wait_stored
+from page_helpers import chart, drawn_series, duckdb_bridge, hover_tooltip, open_page, start_run, wait_chart, wait_stored
 from servers import wait_until
 
 KEY = "val/loss"
@@ -53,16 +52,10 @@ def test_grouping_a_sweep_by_a_config_key_draws_a_mean_line_and_a_band_per_value
     assert len(bands) == 2 and all(s["area"] and s["points"] == STEPS for s in bands), "one filled band per group"
     assert card.get_attribute("data-envelope") == "true"
 
-    x, y = plot_center(page, KEY)
-    page.mouse.move(x - 30, y)
-    page.mouse.move(x, y)
-    rows = card.locator(".cs-tt-rows tr")
-    wait_until(lambda: rows.count() == 2 and rows.first.is_visible(), 10, "a tooltip with one row per group")
+    shown = hover_tooltip(page, KEY, rows=2)
     page.screenshot(path=str(output_dir / "page-groups-min-max.png"))
-    for i in range(2):
-        name = rows.nth(i).locator(".cs-tt-name").inner_text()
-        value = float(rows.nth(i).locator(".cs-tt-value").inner_text())
-        step = int(re.search(r"step ([\d,]+)", rows.nth(i).locator(".cs-tt-where").inner_text()).group(1))
+    assert set(shown) == {"lr=0.01 (2 runs)", "lr=0.1 (3 runs)"}
+    for name, (step, value) in shown.items():
         assert value == (13 if "0.1 " in name else 32) + step, (name, step, value)
 
     # ±1 standard deviation instead of min–max

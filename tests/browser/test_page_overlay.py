@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
-from page_helpers import chart, duckdb_bridge, open_page, plot_center, rows_of_runs, start_run, wait_chart, wait_stored
+from page_helpers import chart, duckdb_bridge, hover_tooltip, open_page, rows_of_runs, start_run, wait_chart, wait_stored
 from servers import wait_until
 
 STEPS = 200
@@ -42,20 +40,8 @@ def test_page_lists_runs_draws_three_selected_runs_overlaid_and_the_tooltip_show
     assert {s["run"] for s in snap["series"]} == wanted
     assert snap["raw"] is True
 
-    x, y = plot_center(page, "loss")
-    page.mouse.move(x - 40, y)
-    page.mouse.move(x, y)
-    tooltip_rows = page.get_by_test_id("chart-loss").locator(".cs-tt-rows tr")
-    wait_until(lambda: tooltip_rows.count() == 3 and tooltip_rows.first.is_visible(), 10, "a tooltip with three rows")
+    shown = hover_tooltip(page, "loss", rows=3)
     page.screenshot(path=str(output_dir / "page-overlay-tooltip.png"))
-
-    shown = {}
-    for i in range(3):
-        row = tooltip_rows.nth(i)
-        name = row.locator(".cs-tt-name").inner_text()
-        value = float(row.locator(".cs-tt-value").inner_text().replace(",", ""))
-        step = int(re.search(r"step ([\d,]+)", row.locator(".cs-tt-where").inner_text()).group(1).replace(",", ""))
-        shown[name] = (step, value)
     assert set(shown) == wanted
     for name, (step, value) in shown.items():
         assert 0 < step < STEPS - 1, "hovering the middle of the plot shows a point from the middle of the run"
