@@ -2,7 +2,9 @@
  * Stable `data-testid` values of the page, for browser tests. Change them only
  * together with the tests that use them.
  *
- * Each chart container (`chartTestId(key)`) also carries, for what is drawn now:
+ * Each chart container (`chartTestId(key)`) also carries, for what is drawn now (a chart
+ * scrolled off screen or on a hidden tab draws only once shown again; its attributes already
+ * describe what it holds):
  * - `data-key`: the metric key;
  * - `data-points`: JSON object, series name -> number of points drawn inside
  *   the visible x range (the whole series when not zoomed), live points included;

@@ -118,6 +118,8 @@ export interface ChartSnapshot {
   series: CurveSnapshot[];
   /** The groups drawn instead of single runs; empty when not grouping. */
   groups: GroupSnapshot[];
+  /** How many times the chart was drawn (options set); off-screen charts wait instead. */
+  renders: number;
 }
 
 type ChartState = 'idle' | 'loading' | 'ready' | 'error';
@@ -174,6 +176,7 @@ export class ChartPanel {
   private groups: GroupSpec[] | null = null;
   private groupBand: GroupBandKind = 'minmax';
   private groupNonFinite = 0;
+  private renders = 0;
   private state: ChartState = 'idle';
   private layers: ChartLayers | null = null;
   private lastModel: ChartModel | null = null;
@@ -327,6 +330,7 @@ export class ChartPanel {
       notes: this.layers ? [...this.layers.notes] : [],
       series,
       groups: this.groups ? this.groupSnapshots() : [],
+      renders: this.renders,
     };
   }
 
@@ -615,6 +619,7 @@ export class ChartPanel {
     this.layers = layers;
     this.lastModel = model;
     if (this.chart) {
+      this.renders++;
       if (full) this.chart.setOption(buildChartOption(model, layers), { replaceMerge: ['series'] });
       else this.chart.setOption(buildDataUpdate(model, layers));
     }
