@@ -5,5 +5,8 @@ export default defineConfig({
     include: ['src/**/*.test.ts'],
     environment: 'node',
     watch: false,
+    // @grafana/data's ESM build imports CommonJS packages by named export (moment-timezone):
+    // Node's own loader refuses that, Vite's transform handles it.
+    server: { deps: { inline: [/@grafana\//] } },
   },
 });
