@@ -1,0 +1,154 @@
+import { ThemeContext, type PanelProps } from '@grafana/data';
+import { createElement, useContext, useEffect, useMemo, useRef } from 'react';
+import { plotWidthPx } from '../../../core/options';
+import type { ChartTheme } from '../../../types/chart';
+import { TEST_IDS } from '../../constants/testIds';
+import type { UpdateKind } from '../../types/curves';
+import type { PanelOptions } from '../../types/options';
+import { chartModel, pointsInView } from '../../utils/chartModel';
+import { CurveStore } from '../../utils/curveStore';
+import { findCurveSources } from '../../utils/frames';
+import { normalizeOptions } from '../../utils/migration';
+import { chartThemeFromGrafana } from '../../utils/theme';
+import { timeRangeOf } from '../../utils/zoom';
+import { ChartHost } from './chartHost';
+import { panelCss } from './styles';
+
+/** What the panel keeps between renders, outside React state (drawing never re-renders React). */
+interface PanelState {
+  store: CurveStore;
+  stepField: string;
+  window: [number, number] | null;
+  /** Options and theme of the last full option: when they change, the next draw is full. */
+  drawnSettings: string;
+  widthPx: number;
+  sourceNotes: string[];
+}
+
+function settingsKey(options: PanelOptions, theme: ChartTheme): string {
+  return JSON.stringify([options, theme]);
+}
+
+/**
+ * The curvestream panel: the data frames of the query (or of Grafana Live)
+ * drawn by the chart core in one long-lived ECharts instance.
+ */
+export function CurvesPanel(props: PanelProps<PanelOptions>) {
+  const { data, width, height, timeRange, replaceVariables } = props;
+  const options = useMemo(() => normalizeOptions(props.options), [props.options]);
+  const grafanaTheme = useContext(ThemeContext);
+  const theme = useMemo(() => chartThemeFromGrafana(grafanaTheme), [grafanaTheme]);
+
+  const rootRef = useRef<HTMLDivElement>(null);
+  const chartRef = useRef<HTMLDivElement>(null);
+  const notesRef = useRef<HTMLDivElement>(null);
+  const hostRef = useRef<ChartHost | null>(null);
+  const state = useRef<PanelState>({
+    store: new CurveStore(options.xAxis),
+    stepField: options.stepField,
+    window: null,
+    drawnSettings: '',
+    widthPx: 1,
+    sourceNotes: [],
+  }).current;
+  // the zoom handler outlives renders: it reads the latest props from here
+  const latest = useRef({ options, theme, onChangeTimeRange: props.onChangeTimeRange });
+  latest.current = { options, theme, onChangeTimeRange: props.onChangeTimeRange };
+
+  const draw = (kind: UpdateKind) => {
+    const host = hostRef.current;
+    const root = rootRef.current;
+    if (!host || !root) return;
+    const { options: o, theme: t } = latest.current;
+    const settings = settingsKey(o, t);
+    const full = kind === 'structure' || settings !== state.drawnSettings;
+    const model = chartModel(state.store.curves, o, t, state.widthPx, state.window);
+    const layers = host.draw(model, full, o);
+    state.drawnSettings = settings;
+    const notes = [...state.sourceNotes, ...layers.notes];
+    if (model.series.length === 0) notes.unshift('No data');
+    if (notesRef.current) notesRef.current.textContent = notes.join(' · ');
+    Object.assign(root.dataset, {
+      instance: host.instanceId,
+      points: JSON.stringify(pointsInView(model)),
+      update: full ? 'structure' : kind,
+      xAxis: o.xAxis,
+      smoothing: layers.smoothingOn ? 'on' : 'off',
+      envelope: String(layers.envelopeOn),
+      window: JSON.stringify(state.window),
+      notes: notes.join(' · '),
+    });
+  };
+
+  // one ECharts instance for the panel's life
+  useEffect(() => {
+    const host = new ChartHost(chartRef.current!, (window) => {
+      state.window = window;
+      const { options: o, onChangeTimeRange } = latest.current;
+      if (window && o.xAxis === 'time' && o.zoomSetsTimeRange) onChangeTimeRange(timeRangeOf(window));
+      draw('data');
+    });
+    hostRef.current = host;
+    // a new instance has no option yet: the data effect (run after this one) sets the full option
+    state.drawnSettings = '';
+    return () => {
+      host.dispose();
+      hostRef.current = null;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- created once, on mount
+  }, []);
+
+  useEffect(() => {
+    hostRef.current?.resize();
+    const widthPx = plotWidthPx(width, window.devicePixelRatio);
+    if (widthPx !== state.widthPx) {
+      state.widthPx = widthPx;
+      draw('data');
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [width, height]);
+
+  // a new dashboard time range brings new data: show all of it
+  const from = timeRange.from.valueOf();
+  const to = timeRange.to.valueOf();
+  const firstRange = useRef(true);
+  useEffect(() => {
+    if (firstRange.current) {
+      firstRange.current = false;
+      return;
+    }
+    state.window = null;
+    hostRef.current?.showWindow(null);
+    draw('data');
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [from, to]);
+
+  useEffect(() => {
+    if (options.xAxis !== state.store.xAxis || options.stepField !== state.stepField) {
+      state.store = new CurveStore(options.xAxis);
+      state.stepField = options.stepField;
+      state.window = null;
+    }
+    const found = findCurveSources(
+      data.series,
+      { xAxis: options.xAxis, stepField: options.stepField, seriesName: replaceVariables(options.seriesName) },
+      state.store.previousFrames,
+    );
+    state.sourceNotes = found.notes;
+    const update = state.store.update(found.sources);
+    if (update.kind !== 'unchanged' || settingsKey(options, theme) !== state.drawnSettings) draw(update.kind);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [data, options, theme, replaceVariables]);
+
+  return createElement(
+    'div',
+    {
+      ref: rootRef,
+      'data-testid': TEST_IDS.panel,
+      style: { position: 'relative', width, height },
+    },
+    createElement('style', null, panelCss(grafanaTheme)),
+    createElement('div', { ref: chartRef, 'data-testid': TEST_IDS.chart, style: { width, height } }),
+    createElement('div', { ref: notesRef, className: 'cs-panel-notes', 'data-testid': TEST_IDS.notes }),
+  );
+}
