@@ -7,6 +7,7 @@ A missing server binary is an error, never a skip: CI must install it.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pathlib
 import shutil
@@ -246,11 +247,16 @@ class BridgeProcess(ServerProcess):
         return [sys.executable, "-m", "curvestream_bridge.service"]
 
     def ready(self) -> bool:
+        """Serving HTTP, and subscribed when it has a broker (the store may still be down)."""
         try:
-            with urllib.request.urlopen(f"{self.url}/healthz", timeout=0.5) as resp:
-                return resp.status == 200
-        except (urllib.error.URLError, OSError):
+            with urllib.request.urlopen(f"{self.url}/readyz", timeout=0.5) as resp:
+                body = json.loads(resp.read())
+        except urllib.error.HTTPError as err:
+            body = json.loads(err.read())
+            err.close()
+        except (urllib.error.URLError, OSError, ValueError):
             return False
+        return bool(body.get("mqtt")) or not self.settings.get("mqtt_url")
 
     @property
     def url(self) -> str:

@@ -115,6 +115,7 @@ def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127
         "mqtt_url": broker.url,
         "http_addr": f"{host}:{http_port}",
         "mqtt_client_id": "curvestream-embedded-bridge",
+        "mqtt_protocol": "3.1.1",  # amqtt speaks MQTT 3.1.1 only
         "dead_letter_path": str(data / "dead-letters.bin"),
         **(extra_env or {}),
     }

@@ -47,7 +47,7 @@ class Subscriber:
         self._protocol = paho.MQTTv311 if settings.mqtt_protocol == "3.1.1" else paho.MQTTv5
         self._client: paho.Client | None = None
         self._connected = threading.Event()
-        self._handshake = HandshakeWatch(connack_timeout_s=15.0)
+        self._handshake = HandshakeWatch(connack_timeout_s=4.0)
         self._stopped = threading.Event()
         self._supervisor: threading.Thread | None = None
         metrics.gauge_fn("curvestream_mqtt_connected", lambda: 1.0 if self._connected.is_set() else 0.0)
@@ -102,7 +102,7 @@ class Subscriber:
         while not self._stopped.wait(0.2):
             if (self._protocol == paho.MQTTv5 and self.settings.mqtt_protocol == "auto"
                     and not self._connected.is_set() and self._handshake.should_downgrade()):
-                self._handshake = HandshakeWatch(connack_timeout_s=15.0)
+                self._handshake = HandshakeWatch(connack_timeout_s=4.0)
                 old = self._client
                 if old is not None:
                     old.loop_stop()

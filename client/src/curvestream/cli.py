@@ -53,6 +53,8 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
     bridge_url = f"http://127.0.0.1:{args.port}"
     settings = {"bridge_url": bridge_url, "mqtt_url": f"mqtt://127.0.0.1:{args.mqtt_port}"}
+    if not _bridge_alive(bridge_url):
+        settings["mqtt_protocol"] = "3.1.1"  # the embedded broker (amqtt) speaks 3.1.1 only
     if args.spool_dir:
         settings["spool_dir"] = args.spool_dir
     stop = threading.Event()

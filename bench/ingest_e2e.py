@@ -1,0 +1,128 @@
+"""End-to-end ingest: trainer -> broker -> bridge -> store, in points/s.
+
+    .venv/bin/python bench/ingest_e2e.py [--points 10000000] [--influx-points 3000000]
+
+1. embedded: amqtt + bridge + DuckDB (what `curvestream up` runs);
+2. Mosquitto + bridge + InfluxDB 1.x, beside InfluxDB's own ceiling measured in
+   the same run by a bare writer (gzip'd line protocol, 5,000-line requests,
+   the same points) — the bridge's figure as a share of that ceiling.
+
+The clock starts at the first log() and stops when the bridge has committed
+every batch (the trainer's spool is empty). Servers are real, on loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import gzip
+import pathlib
+import sys
+import tempfile
+import time
+
+import httpx
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+from _servers import Amqtt, BridgeProcess, Influxd, Mosquitto, wait_until  # noqa: E402
+
+import curvestream  # noqa: E402
+
+KEYS = 8
+
+
+def stream(mqtt_url: str, spool: pathlib.Path, points: int, **settings: object) -> float:
+    values = {f"metric/{k}": 0.25 * k for k in range(KEYS)}
+    run = curvestream.init(project="bench", run=f"ingest {time.time_ns()}", mqtt_url=mqtt_url, bridge_url="",
+                           spool_dir=str(spool), spool_max_bytes=32 * 1024**3, finish_timeout_ms=900_000,
+                           **settings)
+    wait_until(lambda: run.link.connected, 30, "the trainer's MQTT connection")
+    t0 = time.perf_counter()
+    for i in range(points // KEYS):
+        run.log(values, step=i)
+    run.recorder.wake()
+    while run._queue:
+        time.sleep(0.001)
+    run.uploader.wait_committed([run.producer_id], time.monotonic() + 900)
+    elapsed = time.perf_counter() - t0
+    report = run.finish()
+    assert report.complete, report
+    return (points // KEYS * KEYS) / elapsed
+
+
+def bare_influx_ceiling(base_url: str, points: int, workers: int = 2) -> float:
+    """Line protocol straight to /write: gzip, 5,000 lines a request, `workers` requests in flight."""
+    httpx.post(f"{base_url}/query", params={"q": "CREATE DATABASE bare"})
+    prefix = [f"cs_scalar,metric=metric/{k},project=bench,run=bare step=" for k in range(KEYS)]
+    t_base = 1_800_000_000_000_000_000
+
+    def body(chunk: int) -> bytes:
+        lines = []
+        start = chunk * 5000
+        for j in range(start, min(start + 5000, points)):
+            step, k = divmod(j, KEYS)
+            lines.append(f"{prefix[k]}{step}i,value={0.25 * k!r} {t_base + step * 1000}")
+        return gzip.compress("\n".join(lines).encode(), compresslevel=1)
+
+    client = httpx.Client(base_url=base_url, timeout=60)
+
+    def send(chunk: int) -> None:
+        resp = client.post("/write", params={"db": "bare", "precision": "ns"}, content=body(chunk),
+                           headers={"Content-Encoding": "gzip"})
+        resp.raise_for_status()
+
+    chunks = range((points + 4999) // 5000)
+    t0 = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        list(pool.map(send, chunks))
+    elapsed = time.perf_counter() - t0
+    client.close()
+    return points / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--points", type=int, default=10_000_000)
+    parser.add_argument("--influx-points", type=int, default=3_000_000)
+    parser.add_argument("--skip-embedded", action="store_true")
+    parser.add_argument("--skip-influx", action="store_true")
+    args = parser.parse_args()
+    print(f"# reproduce: {sys.executable} bench/ingest_e2e.py --points {args.points} "
+          f"--influx-points {args.influx_points}")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmpdir = pathlib.Path(tmp)
+        if not args.skip_embedded:
+            broker = Amqtt(tmpdir / "amqtt")
+            broker.start()
+            bridge = BridgeProcess(tmpdir / "bridge-duckdb", f"duckdb:///{tmpdir / 'store.duckdb'}", broker.url,
+                                   mqtt_protocol="3.1.1")
+            bridge.start()
+            try:
+                rate = stream(broker.url, tmpdir / "spool1", args.points, mqtt_protocol="3.1.1")
+                print(f"embedded (amqtt + DuckDB):   {rate:>12,.0f} points/s end to end ({args.points:,} points)")
+            finally:
+                bridge.stop()
+                broker.stop()
+        if not args.skip_influx:
+            mosq = Mosquitto(tmpdir / "mosquitto")
+            mosq.start()
+            influx = Influxd(tmpdir / "influxd")
+            influx.start(timeout=60)
+            bridge = BridgeProcess(tmpdir / "bridge-influx", influx.store_url("bench"), mosq.url)
+            bridge.start()
+            try:
+                ceiling = bare_influx_ceiling(influx.url, args.influx_points)
+                print(f"InfluxDB bare writer:        {ceiling:>12,.0f} points/s (gzip line protocol, 5,000-line "
+                      "requests, 2 in flight)")
+                rate = stream(mosq.url, tmpdir / "spool2", args.influx_points)
+                print(f"Mosquitto + InfluxDB:        {rate:>12,.0f} points/s end to end = {rate / ceiling:.0%} "
+                      "of the bare writer")
+            finally:
+                bridge.stop()
+                influx.stop()
+                mosq.stop()
+
+
+if __name__ == "__main__":
+    main()
