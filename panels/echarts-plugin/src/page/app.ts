@@ -68,6 +68,7 @@ export class App {
 
   private readonly reloadRunsSoon = debounce(() => void this.loadRuns(), 300);
   private readonly metricsRefresh = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly stoppedReload = new Map<string, ReturnType<typeof setTimeout>>();
 
   constructor(private readonly root: HTMLElement) {
     this.state = parseViewState(window.location.search || window.location.hash);
@@ -276,6 +277,18 @@ export class App {
     );
   }
 
+  private reloadStoppedSoon(id: string): void {
+    const pending = this.stoppedReload.get(id);
+    if (pending !== undefined) clearTimeout(pending);
+    this.stoppedReload.set(
+      id,
+      setTimeout(() => {
+        this.stoppedReload.delete(id);
+        for (const panel of this.panels.values()) panel.refreshCurve(id);
+      }, TIMING.finishedRefreshMs),
+    );
+  }
+
   private subscriptions() {
     return this.state.runs.map((r) => ({ project: r.project, run: r.run, keys: null }));
   }
@@ -417,8 +430,14 @@ export class App {
     switch (message.type) {
       case 'points': {
         const id = runKey(message);
-        if (this.stopped.has(id) || !Array.isArray(message.series)) return;
+        if (!Array.isArray(message.series)) return;
         this.detail.activity(message);
+        if (this.stopped.has(id)) {
+          // a stopped run takes no more appends; points that still come (a killed run's spool sent
+          // later by `curvestream sync`) are loaded with one query once they stop coming
+          this.reloadStoppedSoon(id);
+          return;
+        }
         for (const frame of message.series) {
           const panel = this.panels.get(frame.key);
           if (panel) panel.appendLive(id, frame);
@@ -440,9 +459,7 @@ export class App {
         if (STOPPED.has(message.state)) {
           this.stopped.add(id);
           // a last frame may have raced the status: load the run's curves once more
-          setTimeout(() => {
-            for (const panel of this.panels.values()) panel.refreshCurve(id);
-          }, TIMING.finishedRefreshMs);
+          this.reloadStoppedSoon(id);
         } else {
           this.stopped.delete(id);
         }
