@@ -45,10 +45,10 @@ def live_lines(batches: list[DecodedBatch]) -> list[str]:
 
 
 class GrafanaLivePusher:
-    def __init__(self, settings: BridgeSettings) -> None:
+    def __init__(self, settings: BridgeSettings, transport: httpx.BaseTransport | None = None) -> None:
         self._url = settings.grafana_live_url.rstrip("/") + f"/api/live/push/{settings.grafana_live_stream}"
         headers = {"Authorization": f"Bearer {settings.grafana_live_token}"} if settings.grafana_live_token else {}
-        self._http = httpx.Client(headers=headers, timeout=5.0)
+        self._http = httpx.Client(headers=headers, timeout=5.0, transport=transport)
         self._queue: queue.Queue[list[str] | None] = queue.Queue(maxsize=64)
         self.dropped = 0
         self.errors = 0

@@ -71,7 +71,7 @@ class BridgeSettings(BaseSettings):
     @classmethod
     def _check_store(cls, v: str) -> str:
         scheme = urllib.parse.urlsplit(v).scheme
-        if scheme not in ("duckdb", "influxdb", "influxdbs", "memory"):
+        if scheme not in ("duckdb", "influxdb", "influxdbs"):
             raise ValueError(f"store must be duckdb:///path or influxdb://host:port/db, got {v!r}")
         return v
 
