@@ -95,8 +95,7 @@ export function CurvesPanel(props: PanelProps<PanelOptions>) {
       host.dispose();
       hostRef.current = null;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- created once, on mount
-  }, []);
+  }, []); // created once, on mount
 
   useEffect(() => {
     hostRef.current?.resize();
@@ -105,7 +104,6 @@ export function CurvesPanel(props: PanelProps<PanelOptions>) {
       state.widthPx = widthPx;
       draw('data');
     }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [width, height]);
 
   // a new dashboard time range brings new data: show all of it
@@ -120,7 +118,6 @@ export function CurvesPanel(props: PanelProps<PanelOptions>) {
     state.window = null;
     hostRef.current?.showWindow(null);
     draw('data');
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [from, to]);
 
   useEffect(() => {
@@ -137,7 +134,6 @@ export function CurvesPanel(props: PanelProps<PanelOptions>) {
     state.sourceNotes = found.notes;
     const update = state.store.update(found.sources);
     if (update.kind !== 'unchanged' || settingsKey(options, theme) !== state.drawnSettings) draw(update.kind);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [data, options, theme, replaceVariables]);
 
   return createElement(
