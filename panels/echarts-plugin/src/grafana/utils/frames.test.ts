@@ -2,6 +2,7 @@
 import { FieldType, StreamingDataFrame, toDataFrame, type DataFrame } from '@grafana/data';
 import { describe, expect, it } from 'vitest';
 import { findCurveSources, isStepField, readSourcePoints, type FrameReadOptions } from './frames';
+import { labelsAsScopedVars } from './labels';
 
 const TIME: FrameReadOptions = { xAxis: 'time', stepField: 'step', seriesName: '' };
 const STEP: FrameReadOptions = { ...TIME, xAxis: 'field' };
@@ -89,6 +90,16 @@ describe('findCurveSources', () => {
   it('names series from a template', () => {
     const { sources } = findCurveSources([fluxFrame('value', 'r1', [1], [1])], { ...TIME, seriesName: '${project}/${run}: ${_field}' });
     expect(sources[0]!.name).toBe('mnist/r1: value');
+  });
+
+  it('lets the series’ labels win over dashboard variables of the same name', () => {
+    const dashboard: Record<string, string> = { run: 'All', env: 'prod' };
+    // Grafana's replaceVariables: scoped variables first, then the dashboard's, unknown names left as they are
+    const replaceVariables = (text: string, scoped: Record<string, { text: string }>) =>
+      text.replace(/\$\{(\w+)\}/g, (whole, name: string) => scoped[name]?.text ?? dashboard[name] ?? whole);
+    const interpolate = (template: string, labels: Record<string, string>) => replaceVariables(template, labelsAsScopedVars(labels));
+    const { sources } = findCurveSources([fluxFrame('value', 'r1', [1], [1])], { ...TIME, seriesName: '${env} ${run}', interpolate });
+    expect(sources[0]!.name).toBe('prod r1');
   });
 
   it('marks streaming frames and frames seen before as live', () => {

@@ -1,4 +1,4 @@
-import { FieldType, getFieldDisplayName, type DataFrame, type Field } from '@grafana/data';
+import { FieldType, getFieldDisplayName, type DataFrame, type Field, type Labels } from '@grafana/data';
 import type { LiveSeriesFrame } from '../../types/api';
 import type { CurveSource, StepSource } from '../types/curves';
 import type { XAxisSource } from '../types/options';
@@ -7,8 +7,15 @@ import { automaticSeriesName, decodeCurvestreamLabels, formatSeriesName, seriesK
 export interface FrameReadOptions {
   xAxis: XAxisSource;
   stepField: string;
-  /** The series name template with dashboard variables already replaced; empty = automatic. */
+  /** The series name template; empty = automatic. */
   seriesName: string;
+  /**
+   * Replaces dashboard variables in the template, given a series' labels:
+   * the panel passes Grafana's `replaceVariables` with the labels as scoped
+   * variables, so `${run}` is the series' run even when the dashboard has a
+   * variable of that name.
+   */
+  interpolate?: (template: string, labels: Labels) => string;
 }
 
 export interface FoundCurves {
@@ -118,7 +125,8 @@ export function findCurveSources(
       }
       const labels = decodeCurvestreamLabels(field.labels);
       const parts = { labels, fieldName: field.name, displayName: getFieldDisplayName(field, frame, frames as DataFrame[]) };
-      const name = options.seriesName.trim() ? formatSeriesName(options.seriesName, parts) : automaticSeriesName(parts);
+      const template = options.seriesName.trim() ? (options.interpolate?.(options.seriesName, labels) ?? options.seriesName) : '';
+      const name = template ? formatSeriesName(template, parts) : automaticSeriesName(parts);
       const baseId = JSON.stringify([frame.refId ?? '', frame.name ?? '', field.name, key]);
       const count = (seen.get(baseId) ?? 0) + 1;
       seen.set(baseId, count);

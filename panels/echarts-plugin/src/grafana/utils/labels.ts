@@ -41,8 +41,7 @@ export interface NameParts {
 /**
  * A series name from a template: `${label}` is a label's value, `${__field.name}`
  * the field name, `${__field.displayName}` Grafana's display name. Unknown
- * labels become empty. Dashboard variables are replaced before this (Grafana's
- * `replaceVariables` leaves unknown names such as `${run}` in place).
+ * labels become empty. Dashboard variables are replaced before this.
  */
 export function formatSeriesName(template: string, parts: NameParts): string {
   const text = template.replace(/\$\{([^}]+)\}/g, (_, raw: string) => {
@@ -63,4 +62,11 @@ export function automaticSeriesName(parts: NameParts): string {
   const { run, metric } = parts.labels;
   if (run !== undefined) return metric === undefined ? run : `${run} ${metric}`;
   return parts.displayName || parts.fieldName;
+}
+
+/** Labels as Grafana's scoped variables: given to `replaceVariables`, they win over dashboard variables. */
+export function labelsAsScopedVars(labels: Labels): Record<string, { text: string; value: string }> {
+  const out: Record<string, { text: string; value: string }> = {};
+  for (const [key, value] of Object.entries(labels)) out[key] = { text: value, value };
+  return out;
 }

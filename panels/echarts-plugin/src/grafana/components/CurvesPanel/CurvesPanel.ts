@@ -8,6 +8,7 @@ import type { PanelOptions } from '../../types/options';
 import { chartModel, pointsInView } from '../../utils/chartModel';
 import { CurveStore } from '../../utils/curveStore';
 import { findCurveSources } from '../../utils/frames';
+import { labelsAsScopedVars } from '../../utils/labels';
 import { normalizeOptions } from '../../utils/migration';
 import { chartThemeFromGrafana } from '../../utils/theme';
 import { timeRangeOf } from '../../utils/zoom';
@@ -128,7 +129,12 @@ export function CurvesPanel(props: PanelProps<PanelOptions>) {
     }
     const found = findCurveSources(
       data.series,
-      { xAxis: options.xAxis, stepField: options.stepField, seriesName: replaceVariables(options.seriesName) },
+      {
+        xAxis: options.xAxis,
+        stepField: options.stepField,
+        seriesName: options.seriesName,
+        interpolate: (template, labels) => replaceVariables(template, labelsAsScopedVars(labels)),
+      },
       state.store.previousFrames,
     );
     state.sourceNotes = found.notes;
