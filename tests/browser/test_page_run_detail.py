@@ -19,13 +19,21 @@ def test_the_histograms_and_logs_tabs_show_a_runs_distributions_and_text_lines(
         page, bridge_factory, mosquitto, spool_dir, tmp_path, output_dir):
     bridge = duckdb_bridge(bridge_factory, tmp_path, mosquitto)
     rng = np.random.default_rng(7)
-    with start_run(mosquitto, bridge, spool_dir, "detail", "r1") as run:
-        for step in range(HIST_STEPS):
-            run.log({"loss": 1.0 / (step + 1)}, step=step)
-            # weights spread out as training goes on
-            run.log_histogram("layer1/weights", rng.normal(0, 0.1 + step * 0.05, 2000), step=step)
-        for i, (level, text) in enumerate(LINES):
-            run.log_text("log" if level else "samples", text, step=100 + i, level=level)
+    run = start_run(mosquitto, bridge, spool_dir, "detail", "r1")
+    try:
+        _check_tabs(page, bridge, run, rng, output_dir)
+    finally:
+        run.finish()
+    assert not page.page_errors, page.page_errors
+
+
+def _check_tabs(page, bridge, run, rng, output_dir) -> None:
+    for step in range(HIST_STEPS):
+        run.log({"loss": 1.0 / (step + 1)}, step=step)
+        # weights spread out as training goes on
+        run.log_histogram("layer1/weights", rng.normal(0, 0.1 + step * 0.05, 2000), step=step)
+    for i, (level, text) in enumerate(LINES):
+        run.log_text("log" if level else "samples", text, step=100 + i, level=level)
     wait_stored(bridge, "detail", "r1", {"loss": HIST_STEPS, "layer1/weights": HIST_STEPS, "log": 5, "samples": 1})
 
     open_page(page, bridge, runs=(("detail", "r1"),))
@@ -61,8 +69,16 @@ def test_the_histograms_and_logs_tabs_show_a_runs_distributions_and_text_lines(
     assert colours[3] != colours[0], "an error line is coloured apart from an info line"
     page.screenshot(path=str(output_dir / "page-logs.png"))
 
+    # the run goes on: its new line shows up at the bottom of the open log (texts are not pushed live;
+    # the run's live points make the open log load again)
+    run.log_text("log", "epoch 2 started", step=200, level=logging.INFO)
+    run.log({"loss": 0.01}, step=200)
+    wait_until(lambda: log.get_attribute("data-count") == str(len(LINES) + 1), 30, "the new line")
+    assert rows.last.get_attribute("data-step") == "200"
+
     page.get_by_test_id("text-level").select_option(label="warning and up")
     wait_until(lambda: log.get_attribute("data-count") == "3", 10, "warnings and worse")
+    assert [rows.nth(i).get_attribute("data-level") for i in range(3)] == ["warning", "error", "critical"]
     page.get_by_test_id("text-search").fill("nan")
     wait_until(lambda: log.get_attribute("data-count") == "1", 10, "the NaN line")
     page.get_by_test_id("text-search").fill("")
@@ -74,4 +90,3 @@ def test_the_histograms_and_logs_tabs_show_a_runs_distributions_and_text_lines(
     page.get_by_test_id("tab-charts").click()
     page.wait_for_selector('[data-testid="chart-loss"][data-state="ready"]')
     assert "tab=" not in page.url
-    assert not page.page_errors, page.page_errors
