@@ -152,12 +152,11 @@ class Mosquitto(ServerProcess):
         self.binary = require_binary("mosquitto", "mosquitto")
         data = workdir / "data"
         data.mkdir(parents=True, exist_ok=True)
-        if os.geteuid() == 0:  # mosquitto drops to its own user when started as root
-            os.chmod(workdir, 0o777)
-            os.chmod(data, 0o777)
         self.conf = workdir / "mosquitto.conf"
         self.conf.write_text(
-            f"listener {self.port} 127.0.0.1\n"
+            # started as root, mosquitto would drop to its own user, who cannot read pytest's private temp dirs
+            ("user root\n" if os.geteuid() == 0 else "")
+            + f"listener {self.port} 127.0.0.1\n"
             "allow_anonymous true\n"
             "persistence true\n"
             f"persistence_location {data}/\n"

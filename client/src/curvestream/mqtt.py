@@ -202,9 +202,10 @@ class MqttLink:
     def _handle_connect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
         self._handshake.connack(reason_code)
         if reason_code.is_failure:
+            if not self._handshake.refused and str(reason_code) != self.last_error:
+                log.warning("curvestream: broker refused the connection: %s (points wait in the spool)",
+                            reason_code)
             self.last_error = str(reason_code)
-            if not self._handshake.refused:
-                log.warning("curvestream: broker refused the connection: %s", reason_code)
             return
         with self._lock:
             topics = sorted(self._commit_topics)
@@ -233,7 +234,7 @@ class MqttLink:
         if self._connected.is_set():
             self.down_since = self._clock()
         self._connected.clear()
-        if not self._stopped:
+        if not self._stopped and not self.last_error:  # a refusal's reason says more than the disconnect's
             self.last_error = str(reason_code)
 
     def _handle_message(self, client, userdata, message) -> None:  # noqa: ANN001
