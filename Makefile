@@ -5,8 +5,9 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 PANEL := panels/echarts-plugin
 STATIC := bridge/src/curvestream_bridge/static/index.html
+GRAFANA_PLUGIN := $(PANEL)/dist/module.js
 
-.PHONY: demo up test test-python test-panel venv page proto bench clean
+.PHONY: demo up test test-python test-panel venv page grafana-plugin proto bench clean
 
 demo: venv page  ## set up, start the embedded stack and stream a real training loop into it
 	$(VENV)/bin/curvestream demo
@@ -16,7 +17,7 @@ up: venv page  ## the embedded stack alone on http://127.0.0.1:8080
 
 test: venv page test-panel test-python  ## set up and run every test
 
-test-python: venv page
+test-python: venv page grafana-plugin
 	$(PY) -m pytest
 
 test-panel: $(PANEL)/node_modules
@@ -39,6 +40,11 @@ $(PANEL)/node_modules: $(PANEL)/package.json $(PANEL)/package-lock.json
 $(STATIC): $(PANEL)/node_modules $(shell find $(PANEL)/src -type f 2>/dev/null) $(PANEL)/package.json
 	cd $(PANEL) && npm run build
 
+grafana-plugin: $(GRAFANA_PLUGIN)  ## the Grafana panel plugin in panels/echarts-plugin/dist/
+
+$(GRAFANA_PLUGIN): $(PANEL)/node_modules $(shell find $(PANEL)/src -type f 2>/dev/null) $(PANEL)/package.json $(PANEL)/build-grafana.mjs
+	cd $(PANEL) && npm run build:grafana
+
 proto: venv  ## regenerate the protobuf modules after editing proto/
 	$(PY) scripts/gen_proto.py
 
@@ -46,4 +52,4 @@ bench: venv page  ## print the benchmark figures
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf $(VENV) $(PANEL)/node_modules bridge/src/curvestream_bridge/static test-output
+	rm -rf $(VENV) $(PANEL)/node_modules $(PANEL)/dist bridge/src/curvestream_bridge/static test-output
