@@ -61,6 +61,13 @@ describe('buildChartOption', () => {
     expect(option.animation).toBe(false);
   });
 
+  it('shows a curve with a single value as a dot, and as a line once it has two', () => {
+    const one = seriesById(buildChartOption(model({ series: [curve('a', [NaN, 3])] })), seriesIds('a').raw);
+    expect([one.showSymbol, one.symbol]).toEqual([true, 'circle']);
+    const two = seriesById(buildDataUpdate(model({ series: [curve('a', [2, 3])] })), seriesIds('a').raw);
+    expect([two.showSymbol, two.symbol]).toEqual([false, 'none']);
+  });
+
   it('gives every series of a run the run name, so the legend toggles them together', () => {
     const option = buildChartOption(model());
     const names = (option.series as AnySeries[]).filter((s) => s.id.startsWith('a|')).map((s) => s.name);

@@ -200,6 +200,13 @@ function envelopePairs(envelope: Envelope | null, log: boolean, floor: number): 
   return { low, high };
 }
 
+/** Only one value to draw: no line can show it. */
+function lonePoint(pairs: readonly Pair[]): boolean {
+  let drawn = 0;
+  for (const [, y] of pairs) if (y !== null && ++drawn > 1) return false;
+  return drawn === 1;
+}
+
 function xSpan(model: ChartModel): number {
   if (model.xWindow) return model.xWindow[1] - model.xWindow[0];
   let lo = Infinity;
@@ -285,6 +292,9 @@ function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolea
     const raw = linePairs(data.x, data.y, log);
     // markers given (even none) replace the marks drawn before; absent = the curve has no marker source
     const marks = s.input.markers === undefined ? {} : markerOptions(s.input.markers, log);
+    // a line needs two points: a curve with a single value shows it as a dot
+    const dots = lonePoint(raw);
+    const rawSymbols = { symbol: dots ? 'circle' : 'none', showSymbol: dots, symbolSize: 5 };
     if (!withStyle) {
       out.push(
         {
@@ -292,6 +302,7 @@ function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolea
           type: 'line',
           data: raw,
           lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
+          ...rawSymbols,
           ...marks,
         },
         { id: ids.smooth, type: 'line', data: smooth },
@@ -321,6 +332,7 @@ function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolea
         id: ids.raw,
         data: raw,
         lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
+        ...rawSymbols,
         ...marks,
       },
       { ...line, id: ids.smooth, data: smooth, lineStyle: { color, width: 2 }, z: 3 },
