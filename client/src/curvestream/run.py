@@ -111,7 +111,11 @@ class Run:
             self.project, self.name, self.producer_id, self.config, self.tags, self.group,
             data_version, self.started_ns, __version__,
         )
-        self.spool = Spool.create(settings.spool_path, self.producer_id, self.project, self.name)
+        try:
+            self.spool = Spool.create(settings.spool_path, self.producer_id, self.project, self.name)
+        except OSError as exc:
+            raise OSError(f"curvestream: cannot create the spool in {settings.spool_path} ({exc}); "
+                          "point CURVESTREAM_SPOOL_DIR (or spool_dir=) at a writable directory") from exc
         self._adopted: list[Spool] = []
         self.link: MqttLink | None = None
         self.uploader: Uploader | None = None
