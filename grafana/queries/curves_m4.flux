@@ -1,0 +1,12 @@
+points = from(bucket: v.defaultBucket)
+    |> range(start: v.timeRangeStart, stop: v.timeRangeStop)
+    |> filter(fn: (r) => r._measurement == "cs_scalar" and r._field == "value")
+    |> filter(fn: (r) => r.project =~ /^${project:regex}$/)
+    |> filter(fn: (r) => r.run =~ /^${run:regex}$/ and r.metric =~ /^${metric:regex}$/)
+    |> window(every: v.windowPeriod)
+
+union(tables: [points |> first(), points |> last(), points |> min(), points |> max()])
+    |> group(columns: ["_measurement", "_field", "project", "run", "metric"])
+    |> unique(column: "_time")
+    |> sort(columns: ["_time"])
+    |> drop(columns: ["_start", "_stop"])

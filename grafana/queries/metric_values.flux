@@ -1,0 +1,8 @@
+import "influxdata/influxdb/schema"
+
+schema.tagValues(
+    bucket: v.defaultBucket,
+    tag: "metric",
+    predicate: (r) => r._measurement == "cs_scalar" and r.project =~ /^${project:regex}$/ and r.run =~ /^${run:regex}$/,
+    start: 1970-01-01T00:00:00Z,
+)

@@ -1,0 +1,6 @@
+from(bucket: v.defaultBucket)
+    |> range(start: v.timeRangeStart, stop: v.timeRangeStop)
+    |> filter(fn: (r) => r._measurement == "cs_scalar" and r._field == "nonfinite")
+    |> filter(fn: (r) => r.project =~ /^${project:regex}$/)
+    |> filter(fn: (r) => r.run =~ /^${run:regex}$/ and r.metric =~ /^${metric:regex}$/)
+    |> aggregateWindow(every: v.windowPeriod, fn: count, createEmpty: false)
