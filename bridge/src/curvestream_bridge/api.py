@@ -198,9 +198,13 @@ def create_app(bridge: "Bridge") -> FastAPI:
 
     @app.get("/api/v1/runs/{project}/{run}/texts", tags=["series"], dependencies=[Depends(can_read)])
     async def texts(project: str, run: str, key: str | None = None,
-                    limit: int = Query(500, ge=1, le=10000)) -> dict[str, Any]:
+                    limit: int = Query(500, ge=1, le=10000),
+                    after_ms: float | None = Query(None, description="only lines newer than this wall time")
+                    ) -> dict[str, Any]:
         project, run = _name(project), _name(run)
-        rows = await in_thread(bridge.store.texts, project, run, key, limit)
+        rows = await in_thread(bridge.store.texts, project, run, key, limit if after_ms is None else 10000)
+        if after_ms is not None:
+            rows = [r for r in rows if r["time_ms"] > after_ms][:limit]
         return {"project": project, "run": run, "texts": rows}
 
     @app.post("/api/v1/ingest", tags=["ingest"], dependencies=[Depends(can_write)],

@@ -28,6 +28,7 @@ __all__ = ["LiveHub"]
 log = logging.getLogger("curvestream.bridge.live")
 
 MAX_POINTS_PER_SERIES_FRAME = 20_000
+MAX_TEXTS_PER_RUN_FRAME = 1000
 
 
 class _Client:
@@ -44,6 +45,8 @@ class LiveHub:
         self._lock = threading.Lock()
         self._pending: dict[tuple[str, str], dict[str, list[np.ndarray]]] = {}
         self._events: list[dict[str, Any]] = []
+        self._texts: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._histograms: dict[tuple[str, str, str], int] = {}
         self._known_runs: set[tuple[str, str]] = set()
         self._clients: set[_Client] = set()
         self._task: asyncio.Task | None = None
@@ -67,6 +70,12 @@ class LiveHub:
                 for col in b.scalars:
                     parts = series.setdefault(col.key, [])
                     parts.append(np.stack([col.steps.astype(np.float64), col.wall_ns / 1e6, col.values]))
+                if b.texts:
+                    self._texts.setdefault(run_key, []).extend(
+                        {"key": t.key, "step": t.step, "time_ms": t.wall_ns / 1e6, "level": t.level, "text": t.text}
+                        for t in b.texts)
+                for h in b.histograms:
+                    self._histograms[(b.project, b.run, h.key)] = h.step
         if self.grafana is not None:
             self.grafana.push(batches)
 
@@ -95,10 +104,20 @@ class LiveHub:
         with self._lock:
             pending, self._pending = self._pending, {}
             events, self._events = self._events, []
+            texts, self._texts = self._texts, {}
+            histograms, self._histograms = self._histograms, {}
         if not self._clients:
             return
         frames: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
         truncated: set[tuple[str, str]] = set()
+        for (project, run), lines in texts.items():
+            if len(lines) > MAX_TEXTS_PER_RUN_FRAME:
+                lines = lines[-MAX_TEXTS_PER_RUN_FRAME:]
+                truncated.add((project, run))
+            events.append({"type": "texts", "project": project, "run": run, "texts": lines})
+        for (project, run, key), step in histograms.items():
+            events.append({"type": "histogram", "project": project, "run": run, "key": key, "step": step})
+        events.sort(key=lambda e: e["type"] == "status")  # stable: a status change comes after its run's data
         for run_key, series in pending.items():
             out = {}
             for key, parts in series.items():
@@ -110,9 +129,12 @@ class LiveHub:
                             "y": json_floats(arr[2])}
             frames[run_key] = out
         for client in list(self._clients):
+            # new runs first, then points, then texts, histograms and status changes: a "finished"
+            # arrives after the last points of its run
             messages: list[tuple[tuple[str, str] | None, str]] = [
-                (None, json.dumps(e, ensure_ascii=False)) for e in events
-                if e["type"] == "run" or (e["project"], e["run"]) in client.subs]
+                (None, json.dumps(e, ensure_ascii=False)) for e in events if e["type"] == "run"]
+            later = [(None, json.dumps(e, ensure_ascii=False)) for e in events
+                     if e["type"] != "run" and (e["project"], e["run"]) in client.subs]
             for run_key, wanted in client.subs.items():
                 series = frames.get(run_key)
                 if not series:
@@ -123,6 +145,8 @@ class LiveHub:
                         client.gaps.add(run_key)
                     messages.append((run_key, json.dumps({"type": "points", "project": run_key[0], "run": run_key[1],
                                                           "series": chosen}, ensure_ascii=False, allow_nan=False)))
+            client.gaps.update(r for r in truncated if r in client.subs and r not in frames)
+            messages.extend(later)
             for run_key in sorted(client.gaps):
                 if client.queue.full():
                     break

@@ -1,0 +1,72 @@
+"""New points, log lines, histograms and status changes reach a WebSocket
+subscriber by push, coalesced per frame; unsubscribed runs are not sent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import numpy as np
+import websockets
+
+import curvestream
+
+
+async def _collect(url: str, subscribe: dict, until, timeout: float = 60) -> list[dict]:
+    messages: list[dict] = []
+    async with websockets.connect(url) as ws:
+        await ws.send(json.dumps(subscribe))
+        await asyncio.sleep(0.3)  # the subscription is in place before anything is logged
+        until.start()
+
+        async def read() -> None:
+            while not until.done(messages):
+                messages.append(json.loads(await ws.recv()))
+
+        await asyncio.wait_for(read(), timeout)
+    return messages
+
+
+class LogInBackground:
+    def __init__(self, fn) -> None:  # noqa: ANN001
+        self.fn = fn
+        self.thread = None
+
+    def start(self) -> None:
+        import threading
+
+        self.thread = threading.Thread(target=self.fn, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def done(messages: list[dict]) -> bool:
+        return any(m["type"] == "status" and m["state"] == "finished" for m in messages)
+
+
+def test_points_texts_histograms_and_status_are_pushed_to_subscribers(tmp_path, mosquitto, bridge_factory, spool_dir):
+    bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
+
+    def train() -> None:
+        with curvestream.init(project="live", run="pushed", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+                              spool_dir=str(spool_dir)) as run:
+            for i in range(300):
+                run.log({"loss": 1.0 / (i + 1), "ignored": 0.0}, step=i)
+            run.log_text("log", "halfway there", step=150, level=20)
+            run.log_histogram("weights", np.arange(100.0), step=299)
+        with curvestream.init(project="live", run="not subscribed", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+                              spool_dir=str(spool_dir)) as other:
+            other.log({"loss": 5.0}, step=0)
+
+    ws_url = bridge.url.replace("http://", "ws://") + "/api/v1/live"
+    sub = {"subscribe": [{"project": "live", "run": "pushed", "keys": ["loss"]}]}
+    messages = asyncio.run(_collect(ws_url, sub, LogInBackground(train)))
+    points = [m for m in messages if m["type"] == "points"]
+    assert {m["run"] for m in points} == {"pushed"}
+    steps = [s for m in points for series in m["series"] if series["key"] == "loss" for s in series["step"]]
+    assert steps == list(range(300)), "every point pushed once, in order"
+    assert all(series["key"] == "loss" for m in points for series in m["series"]), "only the keys asked for"
+    texts = [t for m in messages if m["type"] == "texts" for t in m["texts"]]
+    assert [(t["text"], t["step"], t["level"]) for t in texts] == [("halfway there", 150, 20)]
+    assert [(m["key"], m["step"]) for m in messages if m["type"] == "histogram"] == [("weights", 299)]
+    assert any(m["type"] == "run" and m["run"] == "pushed" for m in messages)
+    assert not any(m.get("run") == "not subscribed" and m["type"] != "run" for m in messages)
