@@ -96,48 +96,53 @@ def row(title: str, y: int, panel_id: int) -> dict[str, Any]:
             "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []}
 
 
-def timeseries_panel(flavour: str, panel_id: int, y: int) -> dict[str, Any]:
+TIMESERIES_OPTIONS = {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
+                      "tooltip": {"mode": "multi", "sort": "desc"}}
+
+
+def curvestream_options(**overrides: Any) -> dict[str, Any]:
+    """The panel plugin's options (its PanelOptions), from the dashboards' defaults."""
+    return {"xAxis": "time", "stepField": "step", "seriesName": "${run}", "smoothing": 0.6, "smoothingKind": "ema",
+            "showEnvelope": True, "logY": False, "ignoreOutliers": False, "zoomSlider": False,
+            "zoomSetsTimeRange": True, **overrides}
+
+
+def per_metric_panel(flavour: str, panel_type: str, panel_id: int, y: int, description: str) -> dict[str, Any]:
+    """A panel of the M4 curves of one metric, repeated for every selected metric."""
     return {
-        "type": "timeseries",
+        "type": panel_type,
         "id": panel_id,
         "title": "${metric}",
-        "description": M4_NOTE,
+        "description": description,
         "datasource": FLAVOURS[flavour]["datasource"],
         "repeat": "metric",
         "repeatDirection": "h",
         "maxPerRow": 2,
         "gridPos": {"h": 9, "w": 12, "x": 0, "y": y},
         "targets": [target(flavour, "curves_m4")],
-        "fieldConfig": {
-            "defaults": {
-                "displayName": "${__field.labels.run}",
-                "custom": {"drawStyle": "line", "lineWidth": 1, "showPoints": "never", "spanNulls": True,
-                           "fillOpacity": 0},
-            },
-            "overrides": [],
-        },
-        "options": {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
-                    "tooltip": {"mode": "multi", "sort": "desc"}},
     }
+
+
+def timeseries_panel(flavour: str, panel_id: int, y: int) -> dict[str, Any]:
+    panel = per_metric_panel(flavour, "timeseries", panel_id, y, M4_NOTE)
+    panel["fieldConfig"] = {
+        "defaults": {
+            "displayName": "${__field.labels.run}",
+            "custom": {"drawStyle": "line", "lineWidth": 1, "showPoints": "never", "spanNulls": True,
+                       "fillOpacity": 0},
+        },
+        "overrides": [],
+    }
+    panel["options"] = TIMESERIES_OPTIONS
+    return panel
 
 
 def curvestream_panel(flavour: str, panel_id: int, y: int) -> dict[str, Any]:
-    return {
-        "type": PANEL_PLUGIN_ID,
-        "id": panel_id,
-        "title": "${metric}",
-        "description": M4_NOTE + " Smoothing keeps a min/max band, so spikes stay visible while smoothed.",
-        "datasource": FLAVOURS[flavour]["datasource"],
-        "repeat": "metric",
-        "repeatDirection": "h",
-        "maxPerRow": 2,
-        "gridPos": {"h": 9, "w": 12, "x": 0, "y": y},
-        "targets": [target(flavour, "curves_m4")],
-        "options": {"xAxis": "time", "stepField": "step", "seriesName": "${run}", "smoothing": 0.6,
-                    "smoothingKind": "ema", "showEnvelope": True, "logY": False, "ignoreOutliers": False,
-                    "zoomSlider": False, "zoomSetsTimeRange": True},
-        "fieldConfig": {"defaults": {}, "overrides": []},
-    }
+    note = M4_NOTE + " Smoothing keeps a min/max band, so spikes stay visible while smoothed."
+    panel = per_metric_panel(flavour, PANEL_PLUGIN_ID, panel_id, y, note)
+    panel["options"] = curvestream_options()
+    panel["fieldConfig"] = {"defaults": {}, "overrides": []}
+    return panel
 
 
 def nonfinite_panel(flavour: str, panel_id: int, y: int) -> dict[str, Any]:
@@ -158,8 +163,7 @@ def nonfinite_panel(flavour: str, panel_id: int, y: int) -> dict[str, Any]:
             },
             "overrides": [],
         },
-        "options": {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
-                    "tooltip": {"mode": "multi", "sort": "desc"}},
+        "options": TIMESERIES_OPTIONS,
     }
 
 
@@ -174,9 +178,7 @@ def live_panel(panel_id: int, y: int) -> dict[str, Any]:
         "gridPos": {"h": 9, "w": 24, "x": 0, "y": y},
         "targets": [{"refId": "A", "datasource": GRAFANA_DATASOURCE, "queryType": "measurements",
                      "channel": LIVE_CHANNEL, "buffer": 60000}],
-        "options": {"xAxis": "time", "stepField": "step", "seriesName": "${run} ${metric}", "smoothing": 0,
-                    "smoothingKind": "ema", "showEnvelope": True, "logY": False, "ignoreOutliers": False,
-                    "zoomSlider": False, "zoomSetsTimeRange": False},
+        "options": curvestream_options(seriesName="${run} ${metric}", smoothing=0, zoomSetsTimeRange=False),
         "fieldConfig": {"defaults": {}, "overrides": []},
     }
 
