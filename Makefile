@@ -6,8 +6,9 @@ PIP := $(VENV)/bin/pip
 PANEL := panels/echarts-plugin
 STATIC := bridge/src/curvestream_bridge/static/index.html
 GRAFANA_PLUGIN := $(PANEL)/dist/module.js
+GRAFANA_CHECKS := tests/grafana
 
-.PHONY: demo up test test-python test-panel venv page grafana-plugin proto bench clean
+.PHONY: demo up test test-python test-panel venv page grafana-plugin dashboards proto bench clean
 
 demo: venv page  ## set up, start the embedded stack and stream a real training loop into it
 	$(VENV)/bin/curvestream demo
@@ -17,7 +18,7 @@ up: venv page  ## the embedded stack alone on http://127.0.0.1:8080
 
 test: venv page test-panel test-python  ## set up and run every test
 
-test-python: venv page grafana-plugin
+test-python: venv page grafana-plugin $(GRAFANA_CHECKS)/node_modules
 	$(PY) -m pytest
 
 test-panel: $(PANEL)/node_modules
@@ -45,6 +46,13 @@ grafana-plugin: $(GRAFANA_PLUGIN)  ## the Grafana panel plugin in panels/echarts
 $(GRAFANA_PLUGIN): $(PANEL)/node_modules $(shell find $(PANEL)/src -type f 2>/dev/null) $(PANEL)/package.json $(PANEL)/build-grafana.mjs
 	cd $(PANEL) && npm run build:grafana
 
+$(GRAFANA_CHECKS)/node_modules: $(GRAFANA_CHECKS)/package.json $(GRAFANA_CHECKS)/package-lock.json
+	cd $(GRAFANA_CHECKS) && npm ci --no-audit --no-fund
+	touch $@
+
+dashboards: venv  ## regenerate the provisioned Grafana dashboards from grafana/queries
+	$(PY) grafana/dashboards/generate.py
+
 proto: venv  ## regenerate the protobuf modules after editing proto/
 	$(PY) scripts/gen_proto.py
 
@@ -52,4 +60,4 @@ bench: venv page  ## print the benchmark figures
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf $(VENV) $(PANEL)/node_modules $(PANEL)/dist bridge/src/curvestream_bridge/static test-output
+	rm -rf $(VENV) $(PANEL)/node_modules $(GRAFANA_CHECKS)/node_modules $(PANEL)/dist bridge/src/curvestream_bridge/static test-output
