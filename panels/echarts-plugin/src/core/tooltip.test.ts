@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatTooltipHtml, formatX, nearestIndex, sortRowsByValue, tooltipRows, type TooltipSeries } from './tooltip';
+import { formatTooltipHtml, formatX, nearestIndex, rowPlace, sortRowsByValue, tooltipRows, type TooltipSeries } from './tooltip';
 
 function curve(id: string, xs: number[], ys: number[], smoothed?: number[]): TooltipSeries {
   return {
@@ -93,8 +93,26 @@ describe('formatTooltipHtml', () => {
     expect(html).toMatch(/>4<span class="cs-tt-raw">raw 10</);
   });
 
+  it('leaves out a step the point does not have', () => {
+    const c = curve('a', [0, 10], [1, 2]);
+    c.data.step = [NaN, NaN];
+    const html = formatTooltipHtml(10, tooltipRows([c], 10), { xMode: 'step', smoothing: false, utc: true });
+    expect(html).not.toContain('NaN');
+    expect(html).toContain('<td class="cs-tt-where">2025-01-01 00:00:10</td>');
+  });
+
   it('formats x per axis mode', () => {
     expect(formatX(1500, 'step')).toBe('step 1,500');
     expect(formatX(90, 'relative')).toBe('1m 30s');
+  });
+});
+
+describe('rowPlace', () => {
+  it('names the step and the time, each only when known', () => {
+    const timeMs = Date.UTC(2025, 0, 1, 8, 30);
+    expect(rowPlace({ step: 1200, timeMs }, true)).toBe('step 1,200 · 2025-01-01 08:30:00');
+    expect(rowPlace({ step: NaN, timeMs }, true)).toBe('2025-01-01 08:30:00');
+    expect(rowPlace({ step: Infinity, timeMs: NaN }, true)).toBe('');
+    expect(rowPlace({ step: 3, timeMs: NaN }, true)).toBe('step 3');
   });
 });

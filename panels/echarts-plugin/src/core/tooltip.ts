@@ -97,6 +97,17 @@ export interface TooltipFormatOptions {
   title?: string;
 }
 
+/**
+ * Where a row's point is: its step and wall time, each only when known (a
+ * Grafana frame without a step field has NaN steps: no "step NaN").
+ */
+export function rowPlace(row: Pick<TooltipRow, 'step' | 'timeMs'>, utc = false): string {
+  const parts: string[] = [];
+  if (Number.isFinite(row.step)) parts.push(`step ${formatStep(row.step)}`);
+  if (Number.isFinite(row.timeMs)) parts.push(formatTime(row.timeMs, utc));
+  return parts.join(' · ');
+}
+
 /** Tooltip HTML: the hovered x, then one row per curve sorted by value. Every user string is escaped. */
 export function formatTooltipHtml(x: number, rows: readonly TooltipRow[], options: TooltipFormatOptions): string {
   const { xMode, smoothing, utc = false } = options;
@@ -108,7 +119,7 @@ export function formatTooltipHtml(x: number, rows: readonly TooltipRow[], option
     .map((r) => {
       const shown = smoothing && r.smoothed !== null ? r.smoothed : r.value;
       const rawNote = smoothing && r.smoothed !== null ? `<span class="cs-tt-raw">raw ${escapeHtml(formatValue(r.value))}</span>` : '';
-      const where = `step ${formatStep(r.step)} · ${formatTime(r.timeMs, utc)}`;
+      const where = rowPlace(r, utc);
       return (
         `<tr><td><span class="cs-tt-chip" style="background:${escapeHtml(r.color)}"></span></td>` +
         `<td class="cs-tt-name">${escapeHtml(r.name)}</td>` +

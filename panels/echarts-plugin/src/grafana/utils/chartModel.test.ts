@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildChartOption, buildDataUpdate, computeLayers } from '../../core/options';
+import { buildChartOption, buildDataUpdate, computeLayers, type CurveChartOption } from '../../core/options';
 import { LIGHT_THEME } from '../../core/theme';
 import { DEFAULT_OPTIONS } from '../constants/defaults';
 import type { HeldCurve } from '../types/curves';
@@ -29,7 +29,7 @@ describe('chartModel', () => {
 });
 
 describe('adaptOption', () => {
-  const tooltipOf = (option: ReturnType<typeof adaptOption>) =>
+  const tooltipOf = (option: CurveChartOption) =>
     (option.tooltip as { formatter: (p: unknown) => string }).formatter([{ axisValue: 2000 }]);
 
   it('hides the zoom slider but keeps wheel zoom when the slider is off', () => {
@@ -45,7 +45,7 @@ describe('adaptOption', () => {
   it('lists every series in the tooltip, and leaves out steps the frames do not have', () => {
     const noStep = { ...curve('b', 'r2', 0), data: { ...curve('b', 'r2', 0).data, step: [NaN, NaN, NaN] } };
     const model = chartModel([curve('a', 'r1', 7), noStep], DEFAULT_OPTIONS, LIGHT_THEME, 800, null);
-    const html = tooltipOf(adaptOption(buildDataUpdate(model, computeLayers(model)), DEFAULT_OPTIONS));
+    const html = tooltipOf(buildDataUpdate(model, computeLayers(model)));
     expect(html).toContain('r1');
     expect(html).toContain('r2');
     expect(html).toContain('step 8 ·');

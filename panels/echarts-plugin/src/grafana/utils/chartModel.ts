@@ -54,27 +54,13 @@ export function pointsInView(model: ChartModel): Record<string, number> {
   return out;
 }
 
-type Formatter = (params: unknown) => string;
-
-/**
- * The core's tooltip names every point's step; frames without a step field
- * have none (NaN), so that part of a row is left out.
- */
-function withoutUnknownSteps(formatter: Formatter): Formatter {
-  return (params) => formatter(params).replaceAll('step NaN · ', '');
-}
-
 /**
  * The core's option adapted to the panel: the zoom slider hidden when the
- * option says so (the wheel still zooms), and the tooltip without unknown
- * steps. Works on a full option and on a data-only update.
+ * option says so (the wheel still zooms). Works on a full option and on a
+ * data-only update.
  */
 export function adaptOption(option: CurveChartOption, options: PanelOptions): CurveChartOption {
   const out: CurveChartOption = { ...option };
-  const tooltip = option.tooltip;
-  if (tooltip && !Array.isArray(tooltip) && typeof tooltip.formatter === 'function') {
-    out.tooltip = { ...tooltip, formatter: withoutUnknownSteps(tooltip.formatter as Formatter) as never };
-  }
   if (!options.zoomSlider && Array.isArray(option.dataZoom)) {
     out.dataZoom = option.dataZoom.map((z) => (z.type === 'slider' ? { ...z, show: false } : z));
     if (option.grid && !Array.isArray(option.grid)) out.grid = { ...option.grid, bottom: GRID_BOTTOM_WITHOUT_SLIDER };
