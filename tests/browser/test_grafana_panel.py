@@ -12,6 +12,7 @@ import functools
 import http.server
 import json
 import pathlib
+import re
 import shutil
 import subprocess
 import threading
@@ -30,6 +31,14 @@ HARNESS = pathlib.Path(__file__).resolve().parent / "grafana_harness"
 PANEL = '[data-testid="curvestream-panel"]'
 HOUR_START_MS = 1764669600000  # Date.UTC(2025, 11, 2, 10) in harness.js
 SECOND_MS = 1000
+BROWSER_ZONE = "Asia/Kolkata"  # UTC+05:30: the browser's own clock differs from UTC by more than whole hours
+# every string the chart draws on its canvas (axis labels are drawn, not in the DOM)
+RECORD_CANVAS_TEXT = """window.__drawnTexts = [];
+const fillText = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+  window.__drawnTexts.push(String(text));
+  return fillText.call(this, text, ...rest);
+};"""
 
 
 def _newest_source_mtime() -> float:
@@ -203,3 +212,100 @@ def test_streaming_frames_are_appended_to_the_same_echarts_instance(page, base_u
     assert page.locator(f"{PANEL}").count() == 0
     assert not page.page_errors, page.page_errors
 
+
+
+def time_labels(page: Any) -> list[str]:
+    """The "HH:MM" x labels of the canvas's latest paint (a paint draws its x labels one after another)."""
+    latest: list[str] = []
+    for text in reversed(page.evaluate("window.__drawnTexts")):
+        if re.fullmatch(r"\d\d:\d\d", text):
+            latest.append(text)
+        elif latest:
+            break
+    return sorted(latest)
+
+
+def wait_for_time_labels(page: Any, hour_minute: str, what: str) -> list[str]:
+    """Wait until the x axis is drawn with labels of the ten minutes starting at ``hour_minute`` (e.g. "10:0")."""
+    seen: list[str] = []
+
+    def drawn() -> bool:
+        seen[:] = time_labels(page)
+        return len(seen) >= 3 and all(label.startswith(hour_minute) for label in seen)
+
+    try:
+        wait_until(drawn, 10, f"{what}: x labels {hour_minute}x")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; drawn {seen}") from None
+    return seen
+
+
+def hover_tooltip_text(page: Any, at: float) -> tuple[str, list[str]]:
+    box = page.locator(f"{PANEL} canvas").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * at, box["y"] + box["height"] * 0.3)
+    header = page.locator(f"{PANEL} .cs-tt-x")
+    header.wait_for(timeout=10_000)
+    return header.inner_text(), page.locator(f"{PANEL} .cs-tt-where").all_inner_texts()
+
+
+def cursor_at(page: Any, above_bottom: int) -> str:
+    """The mouse cursor ECharts shows at the middle of the panel, ``above_bottom`` pixels above its bottom edge."""
+    box = page.locator(f"{PANEL} canvas").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] - above_bottom)
+    return page.evaluate(f"""() => [...document.querySelectorAll('{PANEL} div')]
+                             .map((d) => d.style.cursor).filter(Boolean).join()""")
+
+
+@pytest.fixture
+def zoned_page(browser) -> Iterator[Any]:
+    """A page whose browser clock is in BROWSER_ZONE, recording the text drawn on canvases."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, device_scale_factor=1,
+                                  timezone_id=BROWSER_ZONE)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.add_init_script(RECORD_CANVAS_TEXT)
+    pg.page_errors = errors
+    yield pg
+    context.close()
+
+
+def test_times_follow_the_dashboard_time_zone_and_the_zoom_slider_is_optional(zoned_page, base_url, output_dir):
+    page = zoned_page
+    open_harness(page, base_url)
+    # 10:00..10:10 UTC, Flux frames without a step field
+    page.evaluate("window.harness.showQuery({ runs: 1, points: 600, timeZone: 'utc' })")
+    wait_for_points(page, {"lr=0.1 train/loss": 600}, "one Flux frame")
+    instance = panel_state(page)["instance"]
+    assert panel_state(page)["timeZone"] == "utc"
+    labels = wait_for_time_labels(page, "10:0", "a dashboard in UTC")
+    assert "10:05" in labels, labels
+    header, places = hover_tooltip_text(page, 0.5)
+    assert header.startswith("2025-12-02 10:0"), header
+    # the frames have no step: the rows name the time only, never "step NaN"
+    assert places and all(re.fullmatch(r"2025-12-02 10:0\d:\d\d", p) for p in places), places
+    page.locator("#panel-frame").screenshot(path=str(output_dir / "grafana-panel-utc.png"))
+
+    page.evaluate("window.harness.setTimeZone('browser')")  # the browser's clock: UTC+05:30
+    assert wait_for_time_labels(page, "15:3", "a dashboard in the browser's time zone")
+    assert hover_tooltip_text(page, 0.5)[0].startswith("2025-12-02 15:3")
+
+    page.evaluate("window.harness.setTimeZone('Asia/Tokyo')")  # UTC+9, neither UTC nor the browser's
+    assert wait_for_time_labels(page, "19:0", "a dashboard in Asia/Tokyo")
+    assert hover_tooltip_text(page, 0.5)[0].startswith("2025-12-02 19:0")
+    assert panel_state(page)["instance"] == instance, "a time zone change re-created the ECharts instance"
+
+    # the slider sits in the bottom 10..28 px; without it the plot reaches down to the x labels
+    assert cursor_at(page, 19) == "grab" and cursor_at(page, 45) == "default"
+    page.evaluate("window.harness.setOptions({ zoomSlider: false })")
+    wait_until(lambda: cursor_at(page, 45) == "grab", 10, "the plot to take the slider's room")
+    assert cursor_at(page, 19) == "default", "the zoom slider is still there"
+    assert panel_state(page)["instance"] == instance
+    # the wheel still zooms
+    box = page.locator(f"{PANEL} canvas").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.4)
+    for _ in range(4):
+        page.mouse.wheel(0, -300)
+    wait_until(lambda: page.evaluate("window.harness.timeRangeChanges.length") > 0, 20, "a wheel zoom without the slider")
+    page.locator("#panel-frame").screenshot(path=str(output_dir / "grafana-panel-no-slider.png"))
+    assert not page.page_errors, page.page_errors

@@ -58,12 +58,12 @@ requirejs(['react', 'react-dom', '@grafana/data', 'curvestream-panel'], (React, 
     root.render(React.createElement(ThemeContext.Provider, { value: theme }, React.createElement(plugin.panel, props)));
   }
 
-  function mount(series, options, range) {
+  function mount(series, options, range, timeZone = 'browser') {
     props = {
       id: 1,
       data: { state: LoadingState.Done, series, timeRange: range },
       timeRange: range,
-      timeZone: 'browser',
+      timeZone,
       options: { ...plugin.defaults, ...options },
       transparent: false,
       width: 900,
@@ -81,7 +81,7 @@ requirejs(['react', 'react-dom', '@grafana/data', 'curvestream-panel'], (React, 
   }
 
   /** Flux answers: one frame per run, `_time` + `_value`, tags as labels (InfluxDB data source). */
-  function showQuery({ runs, points, options = {} }) {
+  function showQuery({ runs, points, options = {}, timeZone = 'browser' }) {
     const series = [];
     for (let run = 0; run < runs; run++) {
       const times = [];
@@ -100,7 +100,7 @@ requirejs(['react', 'react-dom', '@grafana/data', 'curvestream-panel'], (React, 
         }),
       );
     }
-    mount(series, options, timeRange(HOUR_START, HOUR_START + points * SECOND));
+    mount(series, options, timeRange(HOUR_START, HOUR_START + points * SECOND), timeZone);
   }
 
   /** A Grafana Live frame: one wide StreamingDataFrame, a value and a step field per run. */
@@ -139,6 +139,16 @@ requirejs(['react', 'react-dom', '@grafana/data', 'curvestream-panel'], (React, 
     render({ width, height });
   }
 
+  /** The dashboard's time zone changed ("utc", "browser" or an IANA name). */
+  function setTimeZone(timeZone) {
+    render({ timeZone });
+  }
+
+  /** The panel's options changed in the editor. */
+  function setOptions(options) {
+    render({ options: { ...props.options, ...options } });
+  }
+
   function setTimeRange(from, to) {
     const range = timeRange(from, to);
     render({ timeRange: range, data: { ...props.data, timeRange: range } });
@@ -161,6 +171,8 @@ requirejs(['react', 'react-dom', '@grafana/data', 'curvestream-panel'], (React, 
     push,
     setSize,
     setTimeRange,
+    setTimeZone,
+    setOptions,
     unmount,
     timeRangeChanges,
   };

@@ -3,6 +3,7 @@ import {
   escapeHtml,
   formatAxisValue,
   formatCompact,
+  formatAxisTime,
   formatDuration,
   formatStep,
   formatTime,
@@ -56,9 +57,36 @@ describe('formatDuration', () => {
 });
 
 describe('formatTime', () => {
+  const ms = Date.UTC(2025, 11, 2, 9, 5, 7);
+
   it('writes a sortable timestamp', () => {
-    expect(formatTime(Date.UTC(2025, 11, 2, 9, 5, 7), true)).toBe('2025-12-02 09:05:07');
+    expect(formatTime(ms, 'utc')).toBe('2025-12-02 09:05:07');
     expect(formatTime(NaN)).toBe('—');
+  });
+
+  it('writes it in the browser’s zone by default, or in an IANA zone', () => {
+    const d = new Date(ms);
+    const p2 = (n: number) => String(n).padStart(2, '0');
+    expect(formatTime(ms)).toBe(
+      `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())} ${p2(d.getHours())}:${p2(d.getMinutes())}:07`,
+    );
+    expect(formatTime(ms, 'Asia/Kolkata')).toBe('2025-12-02 14:35:07');
+    expect(formatTime(ms, 'America/New_York')).toBe('2025-12-02 04:05:07');
+  });
+});
+
+describe('formatAxisTime', () => {
+  it('is as short as the moment allows', () => {
+    expect(formatAxisTime(Date.UTC(2025, 11, 2), 'utc')).toBe('12-02');
+    expect(formatAxisTime(Date.UTC(2025, 11, 2, 9, 5), 'utc')).toBe('09:05');
+    expect(formatAxisTime(Date.UTC(2025, 11, 2, 9, 5, 7), 'utc')).toBe('09:05:07');
+    expect(formatAxisTime(Date.UTC(2025, 11, 2, 9, 5, 7, 25), 'utc')).toBe('09:05:07.025');
+    expect(formatAxisTime(NaN, 'utc')).toBe('');
+  });
+
+  it('reads the clock of the zone, midnight included', () => {
+    expect(formatAxisTime(Date.UTC(2025, 11, 2, 9, 30), 'Asia/Kolkata')).toBe('15:00');
+    expect(formatAxisTime(Date.UTC(2025, 11, 1, 15), 'Asia/Tokyo')).toBe('12-02');
   });
 });
 

@@ -1,4 +1,6 @@
 /** Text for numbers, steps, times and durations in axes and tooltips. */
+import type { TimeZone } from '../types/chart';
+import { wallClock } from './timeZone';
 
 function trimZeros(text: string): string {
   // "1.2300" -> "1.23", "1.000e-5" -> "1e-5"
@@ -65,15 +67,28 @@ export function formatDuration(seconds: number): string {
   return `${sign}${Math.floor(s / 86400)}d ${pad((s % 86400) / 3600)}h`;
 }
 
-/** Epoch milliseconds as "2025-12-02 11:20:05" (local time, or UTC). */
-export function formatTime(ms: number, utc = false): string {
+const pad2 = (n: number) => String(n).padStart(2, '0');
+
+/** Epoch milliseconds as "2025-12-02 11:20:05" in a time zone (the browser's by default). */
+export function formatTime(ms: number, zone: TimeZone = 'browser'): string {
   if (!Number.isFinite(ms)) return '—';
-  const d = new Date(ms);
-  const p2 = (n: number) => String(n).padStart(2, '0');
-  const [y, mo, da, h, mi, se] = utc
-    ? [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()]
-    : [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()];
-  return `${y}-${p2(mo)}-${p2(da)} ${p2(h)}:${p2(mi)}:${p2(se)}`;
+  const t = wallClock(ms, zone);
+  return `${t.year}-${pad2(t.month)}-${pad2(t.day)} ${pad2(t.hour)}:${pad2(t.minute)}:${pad2(t.second)}`;
+}
+
+/**
+ * A time axis label in a time zone, as short as the moment allows: the date
+ * at midnight ("12-02"), "11:20" on a whole minute, "11:20:05" on a whole
+ * second, "11:20:05.250" otherwise.
+ */
+export function formatAxisTime(ms: number, zone: TimeZone = 'browser'): string {
+  if (!Number.isFinite(ms)) return '';
+  const t = wallClock(ms, zone);
+  if (t.hour === 0 && t.minute === 0 && t.second === 0 && t.millisecond === 0) return `${pad2(t.month)}-${pad2(t.day)}`;
+  const minute = `${pad2(t.hour)}:${pad2(t.minute)}`;
+  if (t.second === 0 && t.millisecond === 0) return minute;
+  const second = `${minute}:${pad2(t.second)}`;
+  return t.millisecond === 0 ? second : `${second}.${String(t.millisecond).padStart(3, '0')}`;
 }
 
 const HTML_ESCAPES: Record<string, string> = {

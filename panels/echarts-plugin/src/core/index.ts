@@ -9,6 +9,7 @@ export * from './smoothing';
 export * from './envelope';
 export * from './yRange';
 export * from './format';
+export * from './timeZone';
 export * from './tooltip';
 export * from './live';
 export * from './palette';

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { ChartModel, ChartSeriesInput, ChartSettings } from '../types/chart';
-import { buildChartOption, buildDataUpdate, computeLayers, GRID, plotWidthPx, seriesIds } from './options';
+import {
+  buildChartOption,
+  buildDataUpdate,
+  computeLayers,
+  GRID,
+  plotWidthPx,
+  seriesIds,
+  ZOOM_IDS,
+  zoomWindowOption,
+} from './options';
 import { LIGHT_THEME } from './theme';
 
 const settings: ChartSettings = {
@@ -160,6 +169,53 @@ describe('buildChartOption', () => {
     const zooms = option.dataZoom as { type: string; startValue?: number; endValue?: number; filterMode: string }[];
     expect(zooms.map((z) => z.type)).toEqual(['inside', 'slider']);
     expect(zooms[0]).toMatchObject({ startValue: 10, endValue: 30, filterMode: 'none' });
+  });
+
+  it('draws the zoom slider unless told not to, and gives its room back to the plot without it', () => {
+    const withSlider = buildChartOption(model());
+    const without = buildChartOption(model({ xWindow: [10, 30] }, { zoomSlider: false }));
+    expect((withSlider.dataZoom as { id: string }[]).map((z) => z.id)).toEqual([ZOOM_IDS.inside, ZOOM_IDS.slider]);
+    expect(without.dataZoom).toEqual([
+      { id: ZOOM_IDS.inside, type: 'inside', xAxisIndex: 0, filterMode: 'none', startValue: 10, endValue: 30 },
+    ]);
+    expect((withSlider.grid as { bottom: number }).bottom).toBe(GRID.bottom);
+    expect((without.grid as { bottom: number }).bottom).toBe(GRID.bottomNoSlider);
+  });
+
+  it('moves the zoom of only the zoom components the chart has', () => {
+    expect(zoomWindowOption({}, [10, 30]).dataZoom).toEqual([
+      { id: ZOOM_IDS.inside, startValue: 10, endValue: 30 },
+      { id: ZOOM_IDS.slider, startValue: 10, endValue: 30 },
+    ]);
+    expect(zoomWindowOption({ zoomSlider: false }, null).dataZoom).toEqual([{ id: ZOOM_IDS.inside, start: 0, end: 100 }]);
+  });
+
+  it('writes times in the browser’s zone unless told another', () => {
+    const at = Date.UTC(2025, 11, 2, 9, 30);
+    const timeModel = (timeZone?: string) =>
+      model(
+        { series: [{ ...curve('a', [1, 2]), data: { x: [at, at + 1000], y: [1, 2], step: [7, 8], timeMs: [at, at + 1000] } }] },
+        { xMode: 'time', ...(timeZone ? { timeZone } : {}) },
+      );
+    const tooltipAt = (option: ReturnType<typeof buildChartOption>) =>
+      (option.tooltip as { formatter: (p: unknown) => string }).formatter([{ axisValue: at }]);
+    const labelOf = (option: ReturnType<typeof buildChartOption>) =>
+      (option.xAxis as { axisLabel: { formatter?: (v: number) => string } }).axisLabel.formatter;
+
+    const browser = buildChartOption(timeModel());
+    expect(browser.useUTC).toBe(false);
+    expect(labelOf(browser)).toBeUndefined(); // ECharts' own local-time labels
+
+    const utc = buildChartOption(timeModel('utc'));
+    expect(utc.useUTC).toBe(true);
+    expect(labelOf(utc)).toBeUndefined(); // ECharts' own labels, in UTC
+    expect(tooltipAt(utc)).toContain('2025-12-02 09:30:00');
+    expect(tooltipAt(buildDataUpdate(timeModel('utc')) as ReturnType<typeof buildChartOption>)).toContain('step 7 · 2025-12-02 09:30:00');
+
+    const kolkata = buildChartOption(timeModel('Asia/Kolkata'));
+    expect(kolkata.useUTC).toBe(true); // ticks on UTC boundaries, labels on the zone's clock
+    expect(labelOf(kolkata)!(at)).toBe('15:00');
+    expect(tooltipAt(kolkata)).toContain('2025-12-02 15:00:00');
   });
 
   it('picks the x axis type from the x mode', () => {

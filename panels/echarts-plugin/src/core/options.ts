@@ -7,10 +7,10 @@ import type {
   TooltipComponentOption,
 } from 'echarts/components';
 import type { XMode } from '../types/api';
-import type { ChartModel, ChartSeriesInput, ChartTheme } from '../types/chart';
+import type { ChartModel, ChartSeriesInput, ChartSettings, ChartTheme, TimeZone } from '../types/chart';
 import { markerOptions } from './alerts';
 import { envelopeBucketsFor, minMaxEnvelope, type Envelope } from './envelope';
-import { formatAxisValue, formatCompact, formatDuration } from './format';
+import { formatAxisTime, formatAxisValue, formatCompact, formatDuration } from './format';
 import { rangeIndices } from './series';
 import { clampSmoothing, emaTensorBoard, emaTimeWeighted } from './smoothing';
 import { formatTooltipHtml, tooltipRows } from './tooltip';
@@ -26,7 +26,10 @@ export type CurveChartOption = ComposeOption<
 >;
 
 /** Plot margins in CSS pixels: hosts use them to know the plot's width. */
-export const GRID = { left: 60, right: 18, top: 34, topNoLegend: 14, bottom: 62 } as const;
+export const GRID = { left: 60, right: 18, top: 34, topNoLegend: 14, bottom: 62, bottomNoSlider: 28 } as const;
+
+/** The ids of the zoom components: a full option with or without the slider keeps the wheel zoom's state. */
+export const ZOOM_IDS = { inside: 'zoom-inside', slider: 'zoom-slider' } as const;
 
 /** The `width` to ask the bridge for: the plot's width in device pixels, within 1..20000. */
 export function plotWidthPx(containerWidthCss: number, devicePixelRatio: number): number {
@@ -233,6 +236,7 @@ export function tooltipFormatter(model: ChartModel, layers: ChartLayers): (param
   const options = {
     xMode: model.settings.xMode,
     smoothing: layers.smoothingOn,
+    timeZone: model.settings.timeZone ?? 'browser',
     ...(model.title === undefined ? {} : { title: model.title }),
   };
   return (params: unknown) => {
@@ -243,7 +247,7 @@ export function tooltipFormatter(model: ChartModel, layers: ChartLayers): (param
   };
 }
 
-function xAxisOption(mode: XMode, theme: ChartTheme): NonNullable<CurveChartOption['xAxis']> {
+function xAxisOption(mode: XMode, theme: ChartTheme, zone: TimeZone): NonNullable<CurveChartOption['xAxis']> {
   const common = {
     min: 'dataMin' as const,
     max: 'dataMax' as const,
@@ -252,7 +256,11 @@ function xAxisOption(mode: XMode, theme: ChartTheme): NonNullable<CurveChartOpti
     splitLine: { show: true, lineStyle: { color: theme.splitLine } },
     axisLabel: { color: theme.mutedText, hideOverlap: true, showMinLabel: false, showMaxLabel: false },
   };
-  if (mode === 'time') return { ...common, type: 'time' };
+  if (mode === 'time') {
+    // ECharts writes its own labels in local time or (useUTC) in UTC; another zone's labels are ours
+    if (zone === 'browser' || zone === 'utc') return { ...common, type: 'time' };
+    return { ...common, type: 'time', axisLabel: { ...common.axisLabel, formatter: (v: number) => formatAxisTime(v, zone) } };
+  }
   const formatter = mode === 'relative' ? formatDuration : formatCompact;
   return { ...common, type: 'value', axisLabel: { ...common.axisLabel, formatter: (v: number) => formatter(v) } };
 }
@@ -396,27 +404,71 @@ function legendNames(model: ChartModel): string[] {
   return [...new Set(model.series.map((s) => s.name))];
 }
 
+function zoomRange(window: [number, number] | null | undefined) {
+  return window ? { startValue: window[0], endValue: window[1] } : { start: 0, end: 100 };
+}
+
+function zoomOptions(settings: ChartSettings, window: [number, number] | null | undefined): DataZoomComponentOption[] {
+  const { theme } = settings;
+  const range = zoomRange(window);
+  const inside: DataZoomComponentOption = { id: ZOOM_IDS.inside, type: 'inside', xAxisIndex: 0, filterMode: 'none', ...range };
+  if (settings.zoomSlider === false) return [inside];
+  return [
+    inside,
+    {
+      id: ZOOM_IDS.slider,
+      type: 'slider',
+      xAxisIndex: 0,
+      filterMode: 'none',
+      height: 18,
+      bottom: 10,
+      left: GRID.left,
+      right: GRID.right,
+      showDetail: false,
+      brushSelect: false,
+      borderColor: theme.axisLine,
+      fillerColor: theme.sliderFill,
+      dataBackground: { lineStyle: { color: theme.mutedText, opacity: 0.5 }, areaStyle: { opacity: 0 } },
+      textStyle: { color: theme.mutedText },
+      ...range,
+    },
+  ];
+}
+
+/**
+ * Show a window (null: everything) on a chart drawn from `settings`: merge
+ * it with `setOption`. Only the zoom components the chart has are named.
+ */
+export function zoomWindowOption(settings: Pick<ChartSettings, 'zoomSlider'>, window: [number, number] | null): CurveChartOption {
+  const range = zoomRange(window);
+  const ids = settings.zoomSlider === false ? [ZOOM_IDS.inside] : [ZOOM_IDS.inside, ZOOM_IDS.slider];
+  return { dataZoom: ids.map((id) => ({ id, ...range })) };
+}
+
 /**
  * The full option of a chart: axes, zoom, legend, tooltip and every curve's
  * series (min/max band, faint raw line, smoothed line, non-finite markers).
- * Set it once per structure change (runs, axis mode, settings), merged, so the
+ * Set it once per structure change (runs, axis mode, settings), merged with
+ * `replaceMerge: ['series', 'dataZoom']` (the slider may come or go), so the
  * chart keeps its zoom; later data goes through `buildDataUpdate`.
  */
 export function buildChartOption(model: ChartModel, layers: ChartLayers = computeLayers(model)): CurveChartOption {
-  const { theme } = model.settings;
+  const { settings } = model;
+  const { theme } = settings;
+  const zone = settings.timeZone ?? 'browser';
   const names = legendNames(model);
   const showLegend = names.length > 1;
-  const window = model.xWindow ?? null;
-  const zoomRange = window ? { startValue: window[0], endValue: window[1] } : { start: 0, end: 100 };
   return {
     animation: false,
+    // ECharts' time axis places its ticks (and writes its own labels) in UTC or in local time
+    useUTC: zone !== 'browser',
     backgroundColor: 'transparent',
     textStyle: { color: theme.text },
     grid: {
       left: GRID.left,
       right: GRID.right,
       top: showLegend ? GRID.top : GRID.topNoLegend,
-      bottom: GRID.bottom,
+      bottom: settings.zoomSlider === false ? GRID.bottomNoSlider : GRID.bottom,
     },
     legend: {
       show: showLegend,
@@ -432,27 +484,9 @@ export function buildChartOption(model: ChartModel, layers: ChartLayers = comput
       pageTextStyle: { color: theme.mutedText },
     },
     tooltip: tooltipOption(model, layers),
-    xAxis: xAxisOption(model.settings.xMode, theme),
+    xAxis: xAxisOption(settings.xMode, theme, zone),
     yAxis: yAxisOption(model, layers),
-    dataZoom: [
-      { type: 'inside', xAxisIndex: 0, filterMode: 'none', ...zoomRange },
-      {
-        type: 'slider',
-        xAxisIndex: 0,
-        filterMode: 'none',
-        height: 18,
-        bottom: 10,
-        left: GRID.left,
-        right: GRID.right,
-        showDetail: false,
-        brushSelect: false,
-        borderColor: theme.axisLine,
-        fillerColor: theme.sliderFill,
-        dataBackground: { lineStyle: { color: theme.mutedText, opacity: 0.5 }, areaStyle: { opacity: 0 } },
-        textStyle: { color: theme.mutedText },
-        ...zoomRange,
-      },
-    ],
+    dataZoom: zoomOptions(settings, model.xWindow),
     series: seriesOptions(model, layers, true),
   };
 }

@@ -67,7 +67,7 @@ describe('sortRowsByValue', () => {
 describe('formatTooltipHtml', () => {
   it('shows x, chip, name, value, step and time, sorted by value', () => {
     const rows = tooltipRows([curve('a', [0, 10], [1, 2]), curve('b', [0, 10], [5, NaN])], 0);
-    const html = formatTooltipHtml(0, rows, { xMode: 'step', smoothing: false, utc: true });
+    const html = formatTooltipHtml(0, rows, { xMode: 'step', smoothing: false, timeZone: 'utc' });
     expect(html).toContain('step 0');
     expect(html).toContain('background:#123456');
     expect(html.indexOf('run b')).toBeLessThan(html.indexOf('run a'));
@@ -96,7 +96,7 @@ describe('formatTooltipHtml', () => {
   it('leaves out a step the point does not have', () => {
     const c = curve('a', [0, 10], [1, 2]);
     c.data.step = [NaN, NaN];
-    const html = formatTooltipHtml(10, tooltipRows([c], 10), { xMode: 'step', smoothing: false, utc: true });
+    const html = formatTooltipHtml(10, tooltipRows([c], 10), { xMode: 'step', smoothing: false, timeZone: 'utc' });
     expect(html).not.toContain('NaN');
     expect(html).toContain('<td class="cs-tt-where">2025-01-01 00:00:10</td>');
   });
@@ -110,9 +110,9 @@ describe('formatTooltipHtml', () => {
 describe('rowPlace', () => {
   it('names the step and the time, each only when known', () => {
     const timeMs = Date.UTC(2025, 0, 1, 8, 30);
-    expect(rowPlace({ step: 1200, timeMs }, true)).toBe('step 1,200 · 2025-01-01 08:30:00');
-    expect(rowPlace({ step: NaN, timeMs }, true)).toBe('2025-01-01 08:30:00');
-    expect(rowPlace({ step: Infinity, timeMs: NaN }, true)).toBe('');
-    expect(rowPlace({ step: 3, timeMs: NaN }, true)).toBe('step 3');
+    expect(rowPlace({ step: 1200, timeMs }, 'utc')).toBe('step 1,200 · 2025-01-01 08:30:00');
+    expect(rowPlace({ step: NaN, timeMs }, 'utc')).toBe('2025-01-01 08:30:00');
+    expect(rowPlace({ step: Infinity, timeMs: NaN }, 'utc')).toBe('');
+    expect(rowPlace({ step: 3, timeMs: NaN }, 'utc')).toBe('step 3');
   });
 });

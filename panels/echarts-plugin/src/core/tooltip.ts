@@ -1,5 +1,5 @@
 import type { XMode } from '../types/api';
-import type { SeriesData } from '../types/chart';
+import type { SeriesData, TimeZone } from '../types/chart';
 import { escapeHtml, formatDuration, formatStep, formatTime, formatValue } from './format';
 import { lowerBound } from './series';
 
@@ -79,12 +79,12 @@ export function sortRowsByValue(rows: readonly TooltipRow[], bySmoothed: boolean
   });
 }
 
-export function formatX(x: number, mode: XMode, utc = false): string {
+export function formatX(x: number, mode: XMode, zone: TimeZone = 'browser'): string {
   switch (mode) {
     case 'step':
       return `step ${formatStep(x)}`;
     case 'time':
-      return formatTime(x, utc);
+      return formatTime(x, zone);
     case 'relative':
       return formatDuration(x);
   }
@@ -93,7 +93,8 @@ export function formatX(x: number, mode: XMode, utc = false): string {
 export interface TooltipFormatOptions {
   xMode: XMode;
   smoothing: boolean;
-  utc?: boolean;
+  /** Time zone of the times shown; default `browser`. */
+  timeZone?: TimeZone;
   title?: string;
 }
 
@@ -101,25 +102,25 @@ export interface TooltipFormatOptions {
  * Where a row's point is: its step and wall time, each only when known (a
  * Grafana frame without a step field has NaN steps: no "step NaN").
  */
-export function rowPlace(row: Pick<TooltipRow, 'step' | 'timeMs'>, utc = false): string {
+export function rowPlace(row: Pick<TooltipRow, 'step' | 'timeMs'>, zone: TimeZone = 'browser'): string {
   const parts: string[] = [];
   if (Number.isFinite(row.step)) parts.push(`step ${formatStep(row.step)}`);
-  if (Number.isFinite(row.timeMs)) parts.push(formatTime(row.timeMs, utc));
+  if (Number.isFinite(row.timeMs)) parts.push(formatTime(row.timeMs, zone));
   return parts.join(' · ');
 }
 
 /** Tooltip HTML: the hovered x, then one row per curve sorted by value. Every user string is escaped. */
 export function formatTooltipHtml(x: number, rows: readonly TooltipRow[], options: TooltipFormatOptions): string {
-  const { xMode, smoothing, utc = false } = options;
+  const { xMode, smoothing, timeZone = 'browser' } = options;
   const sorted = sortRowsByValue(rows, smoothing);
   const head = options.title
-    ? `<div class="cs-tt-title">${escapeHtml(options.title)}</div><div class="cs-tt-x">${escapeHtml(formatX(x, xMode, utc))}</div>`
-    : `<div class="cs-tt-x">${escapeHtml(formatX(x, xMode, utc))}</div>`;
+    ? `<div class="cs-tt-title">${escapeHtml(options.title)}</div><div class="cs-tt-x">${escapeHtml(formatX(x, xMode, timeZone))}</div>`
+    : `<div class="cs-tt-x">${escapeHtml(formatX(x, xMode, timeZone))}</div>`;
   const body = sorted
     .map((r) => {
       const shown = smoothing && r.smoothed !== null ? r.smoothed : r.value;
       const rawNote = smoothing && r.smoothed !== null ? `<span class="cs-tt-raw">raw ${escapeHtml(formatValue(r.value))}</span>` : '';
-      const where = rowPlace(r, utc);
+      const where = rowPlace(r, timeZone);
       return (
         `<tr><td><span class="cs-tt-chip" style="background:${escapeHtml(r.color)}"></span></td>` +
         `<td class="cs-tt-name">${escapeHtml(r.name)}</td>` +

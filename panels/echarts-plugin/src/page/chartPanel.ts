@@ -3,7 +3,15 @@ import { chartTestId, TEST_IDS } from '../constants/testIds';
 import { appendLivePoints, liveFrameToSeries } from '../core/live';
 import { aggregateBand, aggregateCurves, aggregateMeanSeries, type GroupBandKind } from '../core/groups';
 import { m4 } from '../core/m4';
-import { buildChartOption, buildDataUpdate, computeLayers, GRID, plotWidthPx, type ChartLayers } from '../core/options';
+import {
+  buildChartOption,
+  buildDataUpdate,
+  computeLayers,
+  GRID,
+  plotWidthPx,
+  zoomWindowOption,
+  type ChartLayers,
+} from '../core/options';
 import type { RunRef } from '../core/runs';
 import {
   countInRange,
@@ -544,8 +552,7 @@ export class ChartPanel {
 
   private applyZoomToChart(): void {
     if (!this.chart) return;
-    const range = this.window ? { startValue: this.window[0], endValue: this.window[1] } : { start: 0, end: 100 };
-    this.chart.setOption({ dataZoom: [range, range] });
+    this.chart.setOption(zoomWindowOption(this.settings, this.window));
   }
 
   private onResize(): void {
@@ -620,7 +627,7 @@ export class ChartPanel {
     this.lastModel = model;
     if (this.chart) {
       this.renders++;
-      if (full) this.chart.setOption(buildChartOption(model, layers), { replaceMerge: ['series'] });
+      if (full) this.chart.setOption(buildChartOption(model, layers), { replaceMerge: ['series', 'dataZoom'] });
       else this.chart.setOption(buildDataUpdate(model, layers));
     }
     this.writeState();

@@ -13,6 +13,12 @@ export interface SeriesData {
 
 export type SmoothingKind = 'ema' | 'time';
 
+/**
+ * Where times are shown (x labels, tooltips): the browser's local time, UTC,
+ * or an IANA zone name such as `Europe/Berlin` (Grafana's dashboard zone).
+ */
+export type TimeZone = 'browser' | 'utc' | (string & {});
+
 export interface ChartTheme {
   name: 'light' | 'dark';
   text: string;
@@ -37,6 +43,10 @@ export interface ChartSettings {
   /** Draw a min/max band while smoothing, so spikes stay visible. */
   showEnvelope: boolean;
   theme: ChartTheme;
+  /** Time zone of the time axis labels and the tooltip's times; default `browser`. */
+  timeZone?: TimeZone;
+  /** A zoom slider under the plot (the mouse wheel zooms with or without it); default shown. */
+  zoomSlider?: boolean;
 }
 
 /** A shaded band: for each x the lowest and highest value. */

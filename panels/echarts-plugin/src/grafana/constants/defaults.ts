@@ -24,6 +24,3 @@ export const TIMING = {
 
 /** Labels whose values the bridge writes percent-encoded (`%`, `\` and control characters). */
 export const CURVESTREAM_TAGS: readonly string[] = ['project', 'run', 'metric'];
-
-/** Plot margin below the x axis labels when the zoom slider is hidden. */
-export const GRID_BOTTOM_WITHOUT_SLIDER = 28;

@@ -1,8 +1,6 @@
-import type { CurveChartOption } from '../../core/options';
 import { countInRange } from '../../core/series';
 import type { XMode } from '../../types/api';
-import type { ChartModel, ChartSettings, ChartTheme } from '../../types/chart';
-import { GRID_BOTTOM_WITHOUT_SLIDER } from '../constants/defaults';
+import type { ChartModel, ChartSettings, ChartTheme, TimeZone } from '../../types/chart';
 import type { HeldCurve } from '../types/curves';
 import type { PanelOptions, XAxisSource } from '../types/options';
 
@@ -11,7 +9,8 @@ export function xModeOf(xAxis: XAxisSource): XMode {
   return xAxis === 'field' ? 'step' : 'time';
 }
 
-export function chartSettings(options: PanelOptions, theme: ChartTheme): ChartSettings {
+/** The core's settings from the panel's options, Grafana's theme and the dashboard's time zone. */
+export function chartSettings(options: PanelOptions, theme: ChartTheme, timeZone: TimeZone): ChartSettings {
   return {
     xMode: xModeOf(options.xAxis),
     logY: options.logY,
@@ -20,6 +19,8 @@ export function chartSettings(options: PanelOptions, theme: ChartTheme): ChartSe
     smoothingKind: options.smoothingKind,
     showEnvelope: options.showEnvelope,
     theme,
+    timeZone,
+    zoomSlider: options.zoomSlider,
   };
 }
 
@@ -27,6 +28,7 @@ export function chartModel(
   curves: readonly HeldCurve[],
   options: PanelOptions,
   theme: ChartTheme,
+  timeZone: TimeZone,
   widthPx: number,
   xWindow: [number, number] | null,
 ): ChartModel {
@@ -38,7 +40,7 @@ export function chartModel(
       data: c.data,
       ...(c.dxRef === undefined ? {} : { dxRef: c.dxRef }),
     })),
-    settings: chartSettings(options, theme),
+    settings: chartSettings(options, theme, timeZone),
     widthPx,
     xWindow,
   };
@@ -50,20 +52,6 @@ export function pointsInView(model: ChartModel): Record<string, number> {
   for (const s of model.series) {
     const n = model.xWindow ? countInRange(s.data, model.xWindow[0], model.xWindow[1]) : s.data.x.length;
     out[s.name] = (out[s.name] ?? 0) + n;
-  }
-  return out;
-}
-
-/**
- * The core's option adapted to the panel: the zoom slider hidden when the
- * option says so (the wheel still zooms). Works on a full option and on a
- * data-only update.
- */
-export function adaptOption(option: CurveChartOption, options: PanelOptions): CurveChartOption {
-  const out: CurveChartOption = { ...option };
-  if (!options.zoomSlider && Array.isArray(option.dataZoom)) {
-    out.dataZoom = option.dataZoom.map((z) => (z.type === 'slider' ? { ...z, show: false } : z));
-    if (option.grid && !Array.isArray(option.grid)) out.grid = { ...option.grid, bottom: GRID_BOTTOM_WITHOUT_SLIDER };
   }
   return out;
 }

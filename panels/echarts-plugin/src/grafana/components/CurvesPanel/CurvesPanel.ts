@@ -1,7 +1,8 @@
 import { ThemeContext, type PanelProps } from '@grafana/data';
 import { createElement, useContext, useEffect, useMemo, useRef } from 'react';
 import { plotWidthPx } from '../../../core/options';
-import type { ChartTheme } from '../../../types/chart';
+import { resolveTimeZone } from '../../../core/timeZone';
+import type { ChartTheme, TimeZone } from '../../../types/chart';
 import { TEST_IDS } from '../../constants/testIds';
 import type { UpdateKind } from '../../types/curves';
 import type { PanelOptions } from '../../types/options';
@@ -26,8 +27,8 @@ interface PanelState {
   sourceNotes: string[];
 }
 
-function settingsKey(options: PanelOptions, theme: ChartTheme): string {
-  return JSON.stringify([options, theme]);
+function settingsKey(options: PanelOptions, theme: ChartTheme, timeZone: TimeZone): string {
+  return JSON.stringify([options, theme, timeZone]);
 }
 
 /**
@@ -39,6 +40,8 @@ export function CurvesPanel(props: PanelProps<PanelOptions>) {
   const options = useMemo(() => normalizeOptions(props.options), [props.options]);
   const grafanaTheme = useContext(ThemeContext);
   const theme = useMemo(() => chartThemeFromGrafana(grafanaTheme), [grafanaTheme]);
+  // the dashboard's zone: "utc", "browser" or an IANA name
+  const timeZone = resolveTimeZone(props.timeZone);
 
   const rootRef = useRef<HTMLDivElement>(null);
   const chartRef = useRef<HTMLDivElement>(null);
@@ -53,18 +56,18 @@ export function CurvesPanel(props: PanelProps<PanelOptions>) {
     sourceNotes: [],
   }).current;
   // the zoom handler outlives renders: it reads the latest props from here
-  const latest = useRef({ options, theme, onChangeTimeRange: props.onChangeTimeRange });
-  latest.current = { options, theme, onChangeTimeRange: props.onChangeTimeRange };
+  const latest = useRef({ options, theme, timeZone, onChangeTimeRange: props.onChangeTimeRange });
+  latest.current = { options, theme, timeZone, onChangeTimeRange: props.onChangeTimeRange };
 
   const draw = (kind: UpdateKind) => {
     const host = hostRef.current;
     const root = rootRef.current;
     if (!host || !root) return;
-    const { options: o, theme: t } = latest.current;
-    const settings = settingsKey(o, t);
+    const { options: o, theme: t, timeZone: z } = latest.current;
+    const settings = settingsKey(o, t, z);
     const full = kind === 'structure' || settings !== state.drawnSettings;
-    const model = chartModel(state.store.curves, o, t, state.widthPx, state.window);
-    const layers = host.draw(model, full, o);
+    const model = chartModel(state.store.curves, o, t, z, state.widthPx, state.window);
+    const layers = host.draw(model, full);
     state.drawnSettings = settings;
     const notes = [...state.sourceNotes, ...layers.notes];
     if (model.series.length === 0) notes.unshift('No data');
@@ -74,6 +77,7 @@ export function CurvesPanel(props: PanelProps<PanelOptions>) {
       points: JSON.stringify(pointsInView(model)),
       update: full ? 'structure' : kind,
       xAxis: o.xAxis,
+      timeZone: z,
       smoothing: layers.smoothingOn ? 'on' : 'off',
       envelope: String(layers.envelopeOn),
       window: JSON.stringify(state.window),
@@ -139,8 +143,8 @@ export function CurvesPanel(props: PanelProps<PanelOptions>) {
     );
     state.sourceNotes = found.notes;
     const update = state.store.update(found.sources);
-    if (update.kind !== 'unchanged' || settingsKey(options, theme) !== state.drawnSettings) draw(update.kind);
-  }, [data, options, theme, replaceVariables]);
+    if (update.kind !== 'unchanged' || settingsKey(options, theme, timeZone) !== state.drawnSettings) draw(update.kind);
+  }, [data, options, theme, timeZone, replaceVariables]);
 
   return createElement(
     'div',

@@ -1,9 +1,7 @@
-import { buildChartOption, buildDataUpdate, computeLayers, GRID, type ChartLayers } from '../../../core/options';
-import type { ChartModel } from '../../../types/chart';
+import { buildChartOption, buildDataUpdate, computeLayers, GRID, zoomWindowOption, type ChartLayers } from '../../../core/options';
+import type { ChartModel, ChartSettings } from '../../../types/chart';
 import { TIMING } from '../../constants/defaults';
 import { init, type EChartsType } from '../../echarts';
-import type { PanelOptions } from '../../types/options';
-import { adaptOption } from '../../utils/chartModel';
 import { extentOf, zoomWindow } from '../../utils/zoom';
 
 /**
@@ -14,6 +12,8 @@ import { extentOf, zoomWindow } from '../../utils/zoom';
 export class ChartHost {
   private readonly chart: EChartsType;
   private extent: [number, number] | null = null;
+  /** Settings of the last full option: which zoom components the chart has. */
+  private settings: Pick<ChartSettings, 'zoomSlider'> = {};
   private zoomTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
@@ -33,18 +33,22 @@ export class ChartHost {
     return this.chart.id;
   }
 
-  draw(model: ChartModel, full: boolean, options: PanelOptions): ChartLayers {
+  draw(model: ChartModel, full: boolean): ChartLayers {
     const layers = computeLayers(model);
-    if (full) this.chart.setOption(adaptOption(buildChartOption(model, layers), options), { replaceMerge: ['series'] });
-    else this.chart.setOption(adaptOption(buildDataUpdate(model, layers), options));
+    if (full) {
+      // the slider may come or go with the options: dataZoom is replaced too (ids keep the wheel zoom)
+      this.chart.setOption(buildChartOption(model, layers), { replaceMerge: ['series', 'dataZoom'] });
+      this.settings = model.settings;
+    } else {
+      this.chart.setOption(buildDataUpdate(model, layers));
+    }
     this.extent = extentOf(model.series.map((s) => s.data.x));
     return layers;
   }
 
   /** Show a window (or everything) without reporting it as the user's zoom. */
   showWindow(window: [number, number] | null): void {
-    const range = window ? { startValue: window[0], endValue: window[1] } : { start: 0, end: 100 };
-    this.chart.setOption({ dataZoom: [range, range] });
+    this.chart.setOption(zoomWindowOption(this.settings, window));
   }
 
   resize(): void {
