@@ -18,7 +18,8 @@
  * Each histogram card (`histogramTestId(key)`, Histograms tab) carries `data-state`,
  * `data-steps` (histograms drawn, one column each) and `data-bins`. The text log
  * (`textLog`) carries `data-count` (lines shown); each line (`textRow`) carries
- * `data-level` (text, debug, info, warning, error, critical), `data-key` and `data-step`.
+ * `data-level` (text, debug, info, warning, error, critical), `data-key`, `data-step` and
+ * `data-time-ms` (its wall time, as the API gives it).
  *
  * `window.__curvestream` offers the same as a read-only object (see page/testHooks.ts).
  */

@@ -42,3 +42,62 @@ export function filterTexts(rows: readonly ApiText[], filter: TextFilter): ApiTe
     return true;
   });
 }
+
+/** What `mergeTexts` did, so a view can add rows instead of drawing them all again. */
+export interface TextMerge {
+  /** Every line, oldest first, at most `limit`. */
+  rows: ApiText[];
+  /** The lines that were new, oldest first. */
+  added: ApiText[];
+  /** The new lines are all newer than the lines before: they went to the end, nothing moved. */
+  atEnd: boolean;
+  /** How many of the oldest lines fell off to keep `limit`. */
+  dropped: number;
+}
+
+function sameLine(a: ApiText, b: ApiText): boolean {
+  return a.time_ms === b.time_ms && a.key === b.key && a.step === b.step && a.level === b.level && a.text === b.text;
+}
+
+/** Whether `line` is in `rows` (oldest first): only the lines of its time can be it. */
+function holds(rows: readonly ApiText[], line: ApiText): boolean {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (rows[mid]!.time_ms < line.time_ms) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = lo; i < rows.length && rows[i]!.time_ms === line.time_ms; i++) if (sameLine(rows[i]!, line)) return true;
+  return false;
+}
+
+/**
+ * `rows` with the `incoming` lines (pushed live, or fetched again) added:
+ * oldest first by time, each line once, the newest `limit` kept. Lines the
+ * rows already hold (the same time, key, step, level and text) are not added.
+ */
+export function mergeTexts(rows: readonly ApiText[], incoming: readonly ApiText[], limit: number): TextMerge {
+  const added: ApiText[] = [];
+  const seen = new Set<string>();
+  for (const line of incoming) {
+    const id = JSON.stringify([line.time_ms, line.key, line.step, line.level, line.text]);
+    if (seen.has(id) || holds(rows, line)) continue;
+    seen.add(id);
+    added.push(line);
+  }
+  if (added.length === 0) return { rows: [...rows], added, atEnd: true, dropped: 0 };
+  added.sort((a, b) => a.time_ms - b.time_ms);
+  const last = rows[rows.length - 1];
+  const atEnd = last === undefined || added[0]!.time_ms >= last.time_ms;
+  // sort is stable: lines of the same time keep the order they came in
+  const merged = atEnd ? [...rows, ...added] : [...rows, ...added].sort((a, b) => a.time_ms - b.time_ms);
+  const dropped = Math.max(0, merged.length - Math.max(0, limit));
+  return { rows: dropped ? merged.slice(dropped) : merged, added, atEnd, dropped };
+}
+
+/** The time of the newest line (rows oldest first), or null for none: where a fetch of newer lines starts. */
+export function newestTextMs(rows: readonly ApiText[]): number | null {
+  const last = rows[rows.length - 1];
+  return last === undefined ? null : last.time_ms;
+}

@@ -60,17 +60,21 @@ describe('ApiClient', () => {
     expect((error as ApiError).message).toContain('missing bearer token');
   });
 
-  it('asks for histograms of a key and texts of a run (any key when none is given)', async () => {
+  it('asks for histograms of a key and texts of a run (any key when none is given, only newer ones with afterMs)', async () => {
     const calls = fakeFetch({ histograms: [{ step: 1 }], texts: [{ text: 'hi' }] });
     const api = new ApiClient('http://h/', () => null);
     const ref = { project: 'p', run: 'r/1' };
     expect(await api.histograms(ref, 'layer/w', 50)).toEqual([{ step: 1 }]);
-    expect(await api.texts(ref, null, 500)).toEqual([{ text: 'hi' }]);
-    const [h, t] = calls.map((c) => new URL(c.url));
+    expect(await api.texts(ref, { limit: 500 })).toEqual([{ text: 'hi' }]);
+    await api.texts(ref, { key: 'log', limit: 100, afterMs: 1764670000000.25 });
+    const [h, t, after] = calls.map((c) => new URL(c.url));
     expect(h!.pathname).toBe('/api/v1/runs/p/r%2F1/histograms');
     expect(h!.searchParams.get('key')).toBe('layer/w');
     expect(h!.searchParams.get('limit')).toBe('50');
     expect(t!.pathname).toBe('/api/v1/runs/p/r%2F1/texts');
     expect(t!.searchParams.has('key')).toBe(false);
+    expect(t!.searchParams.has('after_ms')).toBe(false);
+    expect(after!.searchParams.get('key')).toBe('log');
+    expect(after!.searchParams.get('after_ms')).toBe('1764670000000.25');
   });
 });

@@ -22,6 +22,14 @@ export class ApiError extends Error {
   }
 }
 
+export interface TextsQuery {
+  /** One key's lines; null or absent: every key's. */
+  key?: string | null;
+  limit: number;
+  /** Only lines newer than this wall time (ms since the epoch). */
+  afterMs?: number | null;
+}
+
 export interface SeriesQuery {
   x: XMode;
   width: number;
@@ -106,9 +114,16 @@ export class ApiClient {
     return Array.isArray(body.histograms) ? body.histograms : [];
   }
 
-  /** The newest `limit` text lines of a run (of one key, or all), oldest first. */
-  async texts(ref: RunRef, key: string | null, limit: number, signal?: AbortSignal): Promise<ApiText[]> {
-    const url = this.url(this.runPath(ref, 'texts'), { key: key ?? undefined, limit });
+  /**
+   * Text lines of a run (of one key, or all), oldest first: the newest
+   * `limit`, or with `afterMs` only the lines newer than that (at most `limit`).
+   */
+  async texts(ref: RunRef, query: TextsQuery, signal?: AbortSignal): Promise<ApiText[]> {
+    const url = this.url(this.runPath(ref, 'texts'), {
+      key: query.key ?? undefined,
+      limit: query.limit,
+      after_ms: query.afterMs ?? undefined,
+    });
     const body = await this.getJson<ApiTextsResponse>(url, signal);
     return Array.isArray(body.texts) ? body.texts : [];
   }

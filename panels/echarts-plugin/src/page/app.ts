@@ -234,7 +234,10 @@ export class App {
     }
   }
 
-  /** Without the live socket: the runs list, and the curves of selected running runs, by polling. */
+  /**
+   * Without the live socket: the runs list, and the curves, histograms and
+   * text lines (only the newer ones) of selected running runs, by polling.
+   */
   private async pollWhileOffline(): Promise<void> {
     if (this.liveState === 'open') return;
     await this.loadRuns();
@@ -242,6 +245,7 @@ export class App {
       const id = runKey(ref);
       if (this.stopped.has(id)) continue;
       for (const panel of this.panels.values()) panel.refreshCurve(id);
+      this.detail.activity(ref);
     }
   }
 
@@ -431,7 +435,6 @@ export class App {
       case 'points': {
         const id = runKey(message);
         if (!Array.isArray(message.series)) return;
-        this.detail.activity(message);
         if (this.stopped.has(id)) {
           // a stopped run takes no more appends; points that still come (a killed run's spool sent
           // later by `curvestream sync`) are loaded with one query once they stop coming
@@ -455,7 +458,6 @@ export class App {
         } else {
           this.reloadRunsSoon();
         }
-        this.detail.activity(message);
         if (STOPPED.has(message.state)) {
           this.stopped.add(id);
           // a last frame may have raced the status: load the run's curves once more
@@ -472,9 +474,15 @@ export class App {
         // the bridge skipped points of this run: ask again for what the charts show
         const id = runKey(message);
         for (const panel of this.panels.values()) panel.refreshCurve(id);
-        this.detail.activity(message);
+        this.detail.gap(message);
         return;
       }
+      case 'texts':
+        if (Array.isArray(message.texts)) this.detail.texts(message);
+        return;
+      case 'histogram':
+        if (typeof message.key === 'string') this.detail.histogram(message);
+        return;
     }
   }
 
@@ -485,6 +493,7 @@ export class App {
       // pushes may have been missed while the socket was down
       void this.loadRuns();
       for (const panel of this.panels.values()) panel.refreshAll();
+      for (const ref of this.state.runs) this.detail.activity(ref);
     }
   }
 

@@ -1,7 +1,7 @@
 import { DETAIL } from '../constants/defaults';
 import { histogramTestId, TEST_IDS } from '../constants/testIds';
 import { histogramGrid, histogramHeatmapOption, type HistogramGrid } from '../core/histograms';
-import type { RunRef } from '../core/runs';
+import { sameRun, type RunRef } from '../core/runs';
 import type { ChartTheme } from '../types/chart';
 import type { ApiClient } from './api';
 import { el } from './dom';
@@ -24,6 +24,7 @@ export class HistogramView {
     for (const card of this.cards.values()) if (card.canvas.clientWidth > 0) card.chart?.resize();
   });
   private seq = 0;
+  private ref: RunRef | null = null;
 
   constructor(
     private readonly api: ApiClient,
@@ -37,6 +38,7 @@ export class HistogramView {
   /** Show the histograms of `keys` for a run; keys no longer there are removed. */
   async show(ref: RunRef | null, keys: readonly string[]): Promise<void> {
     const seq = ++this.seq;
+    this.ref = ref;
     for (const [key, card] of this.cards) {
       if (!keys.includes(key) || ref === null) this.removeCard(key, card);
     }
@@ -47,6 +49,17 @@ export class HistogramView {
         : 'This run has no histograms. Log some with run.log_histogram("weights", values, step=step).';
     if (ref === null) return;
     await Promise.all(keys.map((key) => this.load(ref, key, seq)));
+  }
+
+  /**
+   * Load these keys' histograms of the run shown again (new ones were stored).
+   * False when the view shows another run or has no card for a key yet.
+   */
+  async refresh(ref: RunRef, keys: readonly string[]): Promise<boolean> {
+    if (this.ref === null || !sameRun(ref, this.ref) || !keys.every((k) => this.cards.has(k))) return false;
+    const seq = this.seq;
+    await Promise.all(keys.map((key) => this.load(ref, key, seq)));
+    return true;
   }
 
   setTheme(theme: ChartTheme): void {

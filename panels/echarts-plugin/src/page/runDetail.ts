@@ -1,6 +1,7 @@
 import { DETAIL } from '../constants/defaults';
 import { TEST_IDS } from '../constants/testIds';
 import { runKey, sameRun, type RunRef } from '../core/runs';
+import type { LiveHistogramMessage, LiveTextsMessage } from '../types/api';
 import type { ChartTheme } from '../types/chart';
 import type { ApiClient } from './api';
 import { clear, coalesce, el } from './dom';
@@ -16,8 +17,9 @@ export interface RunDetailHost {
 
 /**
  * The Histograms and Logs tabs: one run at a time (picked among the selected
- * runs), loaded when its tab opens and again, at most every couple of seconds,
- * while that run is active.
+ * runs), loaded when its tab opens. Live messages keep them current: pushed
+ * text lines are added to the log, a new histogram reloads its heatmap. While
+ * the socket cannot push, the page's polling reloads the open view instead.
  */
 export class RunDetail {
   readonly root: HTMLElement;
@@ -28,6 +30,10 @@ export class RunDetail {
   private focus: RunRef | null = null;
   private tab: DetailTab | null = null;
   private readonly refreshSoon = coalesce(() => void this.load(), DETAIL.refreshMs);
+  /** Keys with a new histogram since the heatmaps were last loaded. */
+  private readonly newHistograms = new Set<string>();
+  // a histogram logged every few steps must not reload the heatmaps on every frame
+  private readonly histogramsSoon = coalesce(() => void this.refreshHistograms(), DETAIL.refreshMs);
 
   constructor(
     private readonly api: ApiClient,
@@ -80,9 +86,36 @@ export class RunDetail {
     this.histograms.setTheme(theme);
   }
 
-  /** Something happened to a run (points, a status, a gap): reload if it is the one shown. */
+  /** Reload the open view if it shows this run: polled while the socket is down, and after a reconnect. */
   activity(ref: RunRef): void {
     if (this.tab && this.focus && sameRun(ref, this.focus)) this.refreshSoon();
+  }
+
+  /** Text lines pushed live: into the log, without asking the bridge. */
+  texts(message: LiveTextsMessage): void {
+    this.log.append(message, message.texts);
+  }
+
+  /** A new histogram of a run was stored: reload its heatmap if it is on screen. */
+  histogram(message: LiveHistogramMessage): void {
+    if (this.tab !== 'histograms' || !this.focus || !sameRun(message, this.focus)) return;
+    this.newHistograms.add(message.key);
+    this.histogramsSoon();
+  }
+
+  /** The socket dropped some of a run's messages: its log loads its newest lines again, the open view reloads. */
+  gap(ref: RunRef): void {
+    void this.log.reload(ref);
+    if (this.tab === 'histograms') this.activity(ref);
+  }
+
+  private async refreshHistograms(): Promise<void> {
+    const keys = [...this.newHistograms];
+    this.newHistograms.clear();
+    const ref = this.focus;
+    if (this.tab !== 'histograms' || ref === null) return;
+    // a key the view has no heatmap for yet: list the run's keys again
+    if (!(await this.histograms.refresh(ref, keys))) await this.load();
   }
 
   private async load(): Promise<void> {

@@ -106,7 +106,30 @@ export interface LiveGapMessage {
   run: string;
 }
 
-export type LiveMessage = LivePointsMessage | LiveStatusMessage | LiveRunMessage | LiveGapMessage;
+/** New text lines of a run (at most 1,000 per run per frame; more: a gap follows). */
+export interface LiveTextsMessage {
+  type: 'texts';
+  project: string;
+  run: string;
+  texts: ApiText[];
+}
+
+/** A new histogram of a run's key is stored: fetch it. */
+export interface LiveHistogramMessage {
+  type: 'histogram';
+  project: string;
+  run: string;
+  key: string;
+  step: number;
+}
+
+export type LiveMessage =
+  | LivePointsMessage
+  | LiveStatusMessage
+  | LiveRunMessage
+  | LiveGapMessage
+  | LiveTextsMessage
+  | LiveHistogramMessage;
 
 export interface LiveSubscription {
   project: string;
