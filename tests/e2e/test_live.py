@@ -27,6 +27,26 @@ async def _collect(url: str, subscribe: dict, until, timeout: float = 60) -> lis
     return messages
 
 
+def _run_in_own_thread(fn):  # noqa: ANN001, ANN202
+    """asyncio.run in a thread of its own: Playwright's sync API may own this thread's event loop."""
+    import threading
+
+    result: dict = {}
+
+    def target() -> None:
+        try:
+            result["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001
+            result["error"] = exc
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join(120)
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
 class LogInBackground:
     def __init__(self, fn) -> None:  # noqa: ANN001
         self.fn = fn
@@ -59,7 +79,7 @@ def test_points_texts_histograms_and_status_are_pushed_to_subscribers(tmp_path, 
 
     ws_url = bridge.url.replace("http://", "ws://") + "/api/v1/live"
     sub = {"subscribe": [{"project": "live", "run": "pushed", "keys": ["loss"]}]}
-    messages = asyncio.run(_collect(ws_url, sub, LogInBackground(train)))
+    messages = _run_in_own_thread(lambda: asyncio.run(_collect(ws_url, sub, LogInBackground(train))))
     points = [m for m in messages if m["type"] == "points"]
     assert {m["run"] for m in points} == {"pushed"}
     steps = [s for m in points for series in m["series"] if series["key"] == "loss" for s in series["step"]]
