@@ -180,27 +180,32 @@ class Run:
 
     def log_histogram(self, key: str, values: Any, step: int | None = None, bins: int = 64) -> None:
         """Record the distribution of ``values`` (list, numpy array or torch tensor) at ``step``."""
-        t = self._time_ns()
-        if self._closed:
-            return self._after_close()
-        step = self._take_step(step)
-        if key not in self._keys:
-            self._check_key(key)
+        head = self._item_head(key, step)
+        if head is None:
+            return
         if not isinstance(bins, int) or bins <= 0:
             raise ValueError(f"curvestream: bins for histogram {key!r} must be a positive int")
-        self._enqueue(HistogramItem(key, step, t, histogram_values(key, values), bins))
+        self._enqueue(HistogramItem(key, head[0], head[1], histogram_values(key, values), bins))
 
     def log_text(self, key: str, text: str, step: int | None = None, level: int = 0) -> None:
         """Record a line of text (a sample, a note, a log line) at ``step``."""
+        head = self._item_head(key, step)
+        if head is None:
+            return
+        if not isinstance(text, str):
+            raise TypeError(f"curvestream: text for {key!r} must be a str, got {type(text).__name__}")
+        self._enqueue(TextItem(key, head[0], head[1], text, int(level)))
+
+    def _item_head(self, key: str, step: int | None) -> tuple[int, int] | None:
+        """(step, wall_ns) of a histogram or text item; None after finish()."""
         t = self._time_ns()
         if self._closed:
-            return self._after_close()
+            self._after_close()
+            return None
         step = self._take_step(step)
         if key not in self._keys:
             self._check_key(key)
-        if not isinstance(text, str):
-            raise TypeError(f"curvestream: text for {key!r} must be a str, got {type(text).__name__}")
-        self._enqueue(TextItem(key, step, t, text, int(level)))
+        return step, t
 
     def _take_step(self, step: int | None) -> int:
         if step is None:
