@@ -1,0 +1,93 @@
+"""Rollup levels: which buckets exist, and the partial aggregates of one batch.
+
+Level ``k`` (0 .. LEVELS-1) cuts the x axis into aligned buckets of
+``S_k = 2**base * FANOUT**k`` units (steps, or nanoseconds for x = time):
+bucket ``b`` holds ``b*S_k <= x < (b+1)*S_k``. ``base`` is chosen once per
+series and axis from the spacing of its first points so that a bottom bucket
+holds about ``target`` points (a series logged every step and one logged every
+100 steps both get bottom buckets of a few dozen points).
+
+Each batch adds one *partial* aggregate per bucket it touches at every level
+(rows of different batches for the same bucket are merged when read), so a
+write costs about ``n/S_0 * FANOUT/(FANOUT-1) + LEVELS`` rows per axis.
+
+    >>> plan = LevelPlan("step", base=5)
+    >>> plan.size(0), plan.size(1), plan.top
+    (32, 256, 7)
+    >>> choose_base("step", np.arange(0, 1000, 1), target=32)
+    5
+    >>> choose_base("step", np.arange(0, 100_000, 100), target=32)
+    11
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterator
+
+import numpy as np
+
+from curvestream_bridge.store.m4agg import M4Agg, merge_runs
+
+__all__ = ["FANOUT", "LEVELS", "MIN_POINTS", "AXES", "LevelPlan", "choose_base", "batch_partials", "order_by_x"]
+
+FANOUT = 8
+LEVELS = 8
+MIN_POINTS = 64
+"""A series gets rollups once it holds this many points (before that, queries read its raw points)."""
+AXES = ("step", "time")
+MAX_BASE = 38  # 2**(38+21) stays within the ±2**62 sentinels of .decompose
+
+
+@dataclasses.dataclass(frozen=True)
+class LevelPlan:
+    axis: str  # "step" | "time" (relative time uses the time rollups)
+    base: int  # log2 of the bottom bucket size
+
+    k0 = 0
+
+    @property
+    def top(self) -> int:
+        return LEVELS - 1
+
+    @property
+    def levels(self) -> range:
+        return range(LEVELS)
+
+    def size(self, k: int) -> int:
+        return (1 << self.base) * FANOUT ** k
+
+
+def choose_base(axis: str, x: np.ndarray, target: int) -> int:
+    """log2 of the bottom bucket size for a series whose x values look like ``x``."""
+    xs = np.unique(np.asarray(x, dtype=np.int64))
+    gaps = np.diff(xs)
+    gap = float(np.median(gaps)) if len(gaps) else 1.0
+    base = int(np.floor(np.log2(max(target * max(gap, 1.0), 1.0)) + 1e-9))
+    return int(min(max(base, 0), MAX_BASE))
+
+
+def order_by_x(axis: str, step: np.ndarray, wall: np.ndarray) -> np.ndarray:
+    """Indices that sort points in x order: (step, wall) or wall."""
+    if axis == "step":
+        return np.lexsort((wall, step))
+    return np.argsort(wall, kind="stable")
+
+
+def batch_partials(plan: LevelPlan, step: np.ndarray, wall: np.ndarray, value: np.ndarray,
+                   cid: np.ndarray | None = None) -> Iterator[tuple[int, np.ndarray, M4Agg]]:
+    """``(k, buckets, aggregates)`` for every level, for the points of one batch
+    of one series (any order)."""
+    order = order_by_x(plan.axis, step, wall)
+    step, wall, value = step[order], wall[order], value[order]
+    x = step if plan.axis == "step" else wall
+    pts = M4Agg.from_points(step, wall, value, None if cid is None else np.asarray(cid)[order])
+    buckets = np.floor_divide(x, plan.size(plan.k0))
+    agg = pts
+    for k in plan.levels:
+        if k > plan.k0:
+            buckets = np.floor_divide(buckets, FANOUT)
+        starts = np.flatnonzero(np.concatenate(([True], buckets[1:] != buckets[:-1])))
+        agg = merge_runs(agg, starts)
+        buckets = buckets[starts]
+        yield k, buckets, agg

@@ -1,0 +1,228 @@
+"""One series query, engine-independent: the frame (range, columns, pieces),
+the assembly of fetched rollup rows and raw points into per-column M4, and the
+:class:`~.base.SeriesResult` built from it.
+
+An engine answers a query in three steps:
+
+1. :func:`frame` fixes the integer range and the pixel columns.
+2. It fetches, for every level, the rows of the buckets in
+   ``frame.pieces.keys(k)`` (all rows of the top level), and the raw points of
+   the straddling bottom buckets.
+3. :func:`assemble` merges them per column; :func:`m4_result` turns that into
+   the answer, or, when the range holds at most ``4*width`` points, the engine
+   reads them and calls :func:`raw_result`.
+
+A series without rollups (too short yet, or ``rollups=off``) is answered from
+its raw points by :func:`points_result`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from curvestream_bridge.store.base import SeriesQuery, SeriesResult
+from curvestream_bridge.store.decompose import AxisScale, Intervals, Pieces, column_intervals, plan_pieces
+from curvestream_bridge.store.levels import LevelPlan, order_by_x
+from curvestream_bridge.store.m4 import m4_indices
+from curvestream_bridge.store.m4agg import FIRST, LAST, M4Agg, merge, merge_runs, points_runs
+
+__all__ = ["Frame", "frame", "assemble", "m4_result", "raw_result", "points_result", "empty_result", "rollup_axis"]
+
+_KIND_ORDER = (0, 2, 3, 4, 1)  # first, min, max, nan, last
+
+
+def rollup_axis(x: str) -> str:
+    """The rollups that serve an x axis: relative time uses the time rollups."""
+    return "step" if x == "step" else "time"
+
+
+@dataclasses.dataclass
+class Frame:
+    query: SeriesQuery
+    scale: AxisScale
+    lo: int  # integer range, inclusive
+    hi: int
+    start: float  # the range in x units, as answered
+    end: float
+    width: int
+    intervals: Intervals | None = None
+    pieces: Pieces | None = None
+
+    @property
+    def axis(self) -> str:
+        return rollup_axis(self.query.x)
+
+    @property
+    def columns(self) -> slice:
+        return slice(1, len(self.intervals) - 1) if self.intervals is not None else slice(0, 0)
+
+
+def frame(q: SeriesQuery, origin: int, extent: tuple[int, int] | None, plan: LevelPlan | None) -> Frame | None:
+    """The integer range of a query (``extent``: the series' min and max
+    position, used where start or end is omitted); None when it is empty."""
+    scale = AxisScale(q.x, origin)
+    if (q.start is None or q.end is None) and extent is None:
+        return None
+    lo = scale.first_at_or_after(q.start) if q.start is not None else extent[0]
+    hi = scale.last_at_or_before(q.end) if q.end is not None else extent[1]
+    start = q.start if q.start is not None else float(scale.x(np.array([lo]))[0])
+    end = q.end if q.end is not None else float(scale.x(np.array([hi]))[0])
+    width = max(1, int(q.width))
+    f = Frame(q, scale, lo, hi, start, end, width)
+    if plan is not None and lo <= hi:
+        f.intervals = Intervals.of(column_intervals(scale, lo, hi, start, end, width))
+        f.pieces = plan_pieces(f.intervals, plan)
+    return f
+
+
+def assemble(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
+             raw: tuple[np.ndarray, np.ndarray, np.ndarray]) -> M4Agg:
+    """Per-interval aggregates from rollup rows ``(k, buckets, agg)`` (any
+    level, several partial rows per bucket allowed, unneeded buckets ignored)
+    and raw points (step, wall, value) that include every point of the
+    straddling bottom buckets (others are ignored).
+
+    Pieces and straddling buckets never overlap, so once the partial rows of a
+    bucket are merged, everything sorts by where it starts on x and each
+    interval is one run: merged in O(rows) after one sort."""
+    assert f.intervals is not None and f.pieces is not None
+    plan = f.pieces.plan
+    parts, starts = [], []
+    by_level: dict[int, list[tuple[np.ndarray, M4Agg]]] = {}
+    for k, buckets, agg in rows:
+        by_level.setdefault(k, []).append((buckets, agg))
+    for k, entries in by_level.items():
+        buckets = np.concatenate([e[0] for e in entries])
+        agg = M4Agg.concat([e[1] for e in entries])
+        iv = f.pieces.interval_of(k, buckets)
+        keep = iv >= 0
+        if not keep.all():
+            buckets, agg = buckets[keep], agg.take(np.flatnonzero(keep))
+        if len(buckets) > 1:
+            ordered = np.sort(buckets)
+            if np.any(ordered[1:] == ordered[:-1]):
+                buckets, group = np.unique(buckets, return_inverse=True)
+                agg = merge(agg, group.ravel(), len(buckets), f.axis)
+        parts.append(agg)
+        starts.append(buckets * plan.size(k))
+    raw_agg, raw_start = _raw_runs(f, *raw)
+    parts.append(raw_agg)
+    starts.append(raw_start)
+    start = np.concatenate(starts)
+    order = np.argsort(start, kind="stable")
+    agg, start = M4Agg.concat(parts).take(order), start[order]
+    iv = f.intervals.index(start)
+    out = M4Agg.empty(len(f.intervals))
+    if len(iv):
+        runs = np.flatnonzero(np.concatenate(([True], iv[1:] != iv[:-1])))
+        out.put(iv[runs], merge_runs(agg, runs))
+    return out
+
+
+def _raw_runs(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray) -> tuple[M4Agg, np.ndarray]:
+    """The raw points of the straddling bottom buckets, merged per interval and
+    bucket (so that runs do not overlap the pieces between two straddlers), and
+    where each run starts."""
+    assert f.intervals is not None and f.pieces is not None
+    straddlers = f.pieces.straddlers
+    if len(step) == 0 or len(straddlers) == 0:
+        return M4Agg.empty(), np.zeros(0, np.int64)
+    x = step if f.axis == "step" else wall
+    b = np.floor_divide(x, f.pieces.plan.size(0))
+    pos = np.minimum(np.searchsorted(straddlers, b), len(straddlers) - 1)
+    keep = np.flatnonzero(straddlers[pos] == b)
+    step, wall, value, x, b = step[keep], wall[keep], value[keep], x[keep], b[keep]
+    if not _sorted(f.axis, step, wall):
+        order = order_by_x(f.axis, step, wall)
+        step, wall, value, x, b = step[order], wall[order], value[order], x[order], b[order]
+    iv = f.intervals.index(x)
+    change = (iv[1:] != iv[:-1]) | (b[1:] != b[:-1])
+    runs = np.flatnonzero(np.concatenate(([True], change))) if len(iv) else np.zeros(0, np.int64)
+    return points_runs(step, wall, value, runs), x[runs]
+
+
+def _sorted(axis: str, step: np.ndarray, wall: np.ndarray) -> bool:
+    if axis == "time":
+        return bool(np.all(wall[1:] >= wall[:-1]))
+    ds = np.diff(step)
+    return bool(np.all((ds > 0) | ((ds == 0) & (wall[1:] >= wall[:-1]))))
+
+
+def _neighbour(agg: M4Agg, kind: int, i: int) -> tuple[int, int, float] | None:
+    return agg.point(kind, i)
+
+
+def m4_result(f: Frame, agg: M4Agg) -> SeriesResult:
+    """The M4 points of the columns, with the neighbours outside the range."""
+    cols = agg.take(np.arange(1, len(agg) - 1))
+    total = int(cols.n.sum())
+    steps, walls, values = [], [], []
+    for kind in _KIND_ORDER:
+        sel = cols.has[kind]
+        steps.append(cols.step[kind, sel])
+        walls.append(cols.wall[kind, sel])
+        values.append(cols.value[kind, sel])
+    step, wall, value = np.concatenate(steps), np.concatenate(walls), np.concatenate(values)
+    if f.axis == "step":
+        _, idx = np.unique(np.stack([step, wall]), axis=1, return_index=True)
+    else:
+        _, idx = np.unique(wall, return_index=True)
+    step, wall, value = step[idx], wall[idx], value[idx]
+    order = order_by_x(f.axis, step, wall)
+    return _result(f, False, total, step[order], wall[order], value[order],
+                   _neighbour(agg, LAST, 0), _neighbour(agg, FIRST, len(agg) - 1))
+
+
+def raw_result(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray,
+               before: tuple[int, int, float] | None, after: tuple[int, int, float] | None) -> SeriesResult:
+    """All points of the range (any order; points outside it are dropped)."""
+    x = step if f.axis == "step" else wall
+    keep = (x >= f.lo) & (x <= f.hi)
+    step, wall, value = step[keep], wall[keep], value[keep]
+    order = order_by_x(f.axis, step, wall)
+    return _result(f, True, len(step), step[order], wall[order], value[order], before, after)
+
+
+def points_result(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray) -> SeriesResult:
+    """The answer from raw points alone: ``step, wall, value`` must hold every
+    point of the range and at least the neighbours on both sides."""
+    order = order_by_x(f.axis, step, wall)
+    step, wall, value = step[order], wall[order], value[order]
+    x = step if f.axis == "step" else wall
+    i0 = int(np.searchsorted(x, f.lo, side="left"))
+    i1 = int(np.searchsorted(x, f.hi, side="right"))
+    total = i1 - i0
+    if total <= 4 * f.width:
+        idx = np.arange(i0, i1)
+        raw = True
+    else:
+        idx = i0 + m4_indices(f.scale.x(x[i0:i1]), value[i0:i1], f.start, f.end, f.width)
+        raw = False
+    before = (int(step[i0 - 1]), int(wall[i0 - 1]), float(value[i0 - 1])) if i0 > 0 else None
+    after = (int(step[i1]), int(wall[i1]), float(value[i1])) if i1 < len(x) else None
+    return _result(f, raw, total, step[idx], wall[idx], value[idx], before, after)
+
+
+def empty_result(q: SeriesQuery) -> SeriesResult:
+    e = np.zeros(0)
+    return SeriesResult(True, 0, e, e.astype(np.int64), e.astype(np.int64), e, q.start, q.end)
+
+
+def _result(f: Frame, raw: bool, total: int, step: np.ndarray, wall: np.ndarray, value: np.ndarray,
+            before: tuple[int, int, float] | None, after: tuple[int, int, float] | None) -> SeriesResult:
+    res_before = res_after = None
+    if before is not None:
+        step, wall, value = (np.concatenate(([before[0]], step)), np.concatenate(([before[1]], wall)),
+                             np.concatenate(([before[2]], value)))
+        res_before = 0
+    if after is not None:
+        step, wall, value = (np.concatenate((step, [after[0]])), np.concatenate((wall, [after[1]])),
+                             np.concatenate((value, [after[2]])))
+        res_after = len(step) - 1
+    step = np.asarray(step, dtype=np.int64)
+    wall = np.asarray(wall, dtype=np.int64)
+    xs = f.scale.x(step if f.query.x == "step" else wall)
+    return SeriesResult(raw, int(total), xs, step, wall, np.asarray(value, dtype=np.float64), f.start, f.end,
+                        res_before, res_after)
