@@ -10,17 +10,31 @@ __all__ = ["open_store", "Store", "StoreUnavailable"]
 
 
 def open_store(url: str) -> Store:
-    """``duckdb:///path/file.db``, ``duckdb://:memory:`` or ``influxdb://[user:pass@]host:port/db``."""
+    """``duckdb:///path/file.db``, ``duckdb://:memory:`` or ``influxdb://[user:pass@]host:port/db``.
+
+    Query parameters: ``rollups=off`` stores raw points only (no M4 rollups;
+    for comparisons and debugging); InfluxDB also takes ``writer=<id>`` (see
+    :mod:`.influx_rollup`)."""
     parsed = urllib.parse.urlsplit(url)
+    params = dict(urllib.parse.parse_qsl(parsed.query))
+    rollups = _flag(params.get("rollups", "on"), "rollups")
     if parsed.scheme == "duckdb":
         from curvestream_bridge.store.duckdb_store import DuckDBStore
 
         path = ":memory:" if parsed.netloc == ":memory:" else urllib.parse.unquote(parsed.path)
         if parsed.netloc and parsed.netloc != ":memory:":  # duckdb://relative/path
             path = parsed.netloc + path
-        return DuckDBStore(path)
+        return DuckDBStore(path, rollups=rollups)
     if parsed.scheme in ("influxdb", "influxdbs"):
         from curvestream_bridge.store.influx import InfluxStore
 
         return InfluxStore(url)
     raise ValueError(f"unknown store {url!r}: use duckdb:///path/file.db or influxdb://host:8086/db")
+
+
+def _flag(value: str, name: str) -> bool:
+    if value.lower() in ("on", "true", "1", "yes"):
+        return True
+    if value.lower() in ("off", "false", "0", "no"):
+        return False
+    raise ValueError(f"store URL parameter {name}={value!r}: use on or off")

@@ -2,15 +2,21 @@
 
 Schema (one file)::
 
-    series(sid, project, run, key, kind, count, first_step, last_step, first_ns, last_ns, last_value)
-    points(sid, step, wall_ns, value)          -- NaN is stored as NULL so min/max skip it
+    series(sid, project, run, key, kind, count, first_step, last_step, first_ns, last_ns, last_value,
+           min_step, max_step, m4_base_step, m4_base_time)
+    chunks, m4b_step, m4b_time, m4_step, m4_time   -- raw points and their rollups, see .duckdb_points
     histograms(sid, step, wall_ns, edges, counts, min, max, sum, count)
     texts(sid, step, wall_ns, level, text)
     runs(project, run, meta_json, state, reason, status_ns)
     batches(producer, seq, stored_ns)          -- what makes re-sends harmless
 
-Every write is one transaction: points, per-series stats, metadata and the
-(producer, seq) records commit together or not at all.
+Every write is one transaction: points, their rollups, per-series stats,
+metadata and the (producer, seq) records commit together or not at all. A
+batch whose (producer, seq) is already stored is skipped, so writing a batch
+twice changes nothing.
+
+``duckdb:///file.db?rollups=off`` keeps raw points only (queries then read
+every point of the range).
 """
 
 from __future__ import annotations
@@ -37,6 +43,9 @@ from curvestream_bridge.store.base import (
     record_from_meta,
     state_name,
 )
+from curvestream_bridge.store.duckdb_points import SCHEMA as POINTS_SCHEMA
+from curvestream_bridge.store.duckdb_points import PointWriter, scan, series_query
+from curvestream_bridge.store.m4query import empty_result, rollup_axis
 
 __all__ = ["DuckDBStore"]
 
@@ -46,7 +55,10 @@ CREATE TABLE IF NOT EXISTS series (
     kind VARCHAR NOT NULL, count BIGINT NOT NULL DEFAULT 0, first_step BIGINT, last_step BIGINT,
     first_ns BIGINT, last_ns BIGINT, last_value DOUBLE, last_is_nan BOOLEAN DEFAULT false,
     UNIQUE (project, run, key, kind));
-CREATE TABLE IF NOT EXISTS points (sid INTEGER NOT NULL, step BIGINT NOT NULL, wall_ns BIGINT NOT NULL, value DOUBLE);
+ALTER TABLE series ADD COLUMN IF NOT EXISTS min_step BIGINT;
+ALTER TABLE series ADD COLUMN IF NOT EXISTS max_step BIGINT;
+ALTER TABLE series ADD COLUMN IF NOT EXISTS m4_base_step SMALLINT;
+ALTER TABLE series ADD COLUMN IF NOT EXISTS m4_base_time SMALLINT;
 CREATE TABLE IF NOT EXISTS histograms (sid INTEGER NOT NULL, step BIGINT, wall_ns BIGINT, edges DOUBLE[],
     counts DOUBLE[], min DOUBLE, max DOUBLE, sum DOUBLE, count UBIGINT);
 CREATE TABLE IF NOT EXISTS texts (sid INTEGER NOT NULL, step BIGINT, wall_ns BIGINT, level INTEGER, text VARCHAR);
@@ -59,7 +71,7 @@ CREATE TABLE IF NOT EXISTS batches (producer BLOB NOT NULL, seq UBIGINT NOT NULL
 class DuckDBStore:
     name = "duckdb"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, rollups: bool = True) -> None:
         self.path = path
         if path != ":memory:":
             pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -68,12 +80,36 @@ class DuckDBStore:
         except duckdb.IOException as exc:
             raise StoreUnavailable(f"cannot open DuckDB file {path}: {exc}") from None
         self._con.execute(_SCHEMA)
+        self._con.execute(POINTS_SCHEMA)
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._sids: dict[tuple[str, str, str, str], int] = {}
         for sid, project, run, key, kind in self._con.execute("SELECT sid, project, run, key, kind FROM series").fetchall():
             self._sids[(project, run, key, kind)] = sid
         self._next_sid = max(self._sids.values(), default=0) + 1
+        self._points = PointWriter(self._con, rollups)
+        self._migrate_points_table()
+
+    def _migrate_points_table(self) -> None:
+        """Files written before chunks held their points in a ``points`` table:
+        move them (and roll them up) once."""
+        tables = {r[0] for r in self._con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        if "points" not in tables:
+            return
+        cur = self._cursor()
+        cur.execute("BEGIN TRANSACTION")
+        sids = [r[0] for r in cur.execute("SELECT DISTINCT sid FROM points").fetchall()]
+        for sid in sids:
+            rows = cur.execute("SELECT step, wall_ns, value FROM points WHERE sid = ? ORDER BY wall_ns",
+                               [sid]).fetchnumpy()
+            values = np.ma.filled(np.ma.asarray(rows["value"], dtype=np.float64), np.nan)
+            self._points.write(cur, [(sid, np.asarray(rows["step"], np.int64), np.asarray(rows["wall_ns"], np.int64),
+                                      values)], {sid: 0})
+            cur.execute("UPDATE series SET min_step = (SELECT min(step) FROM points WHERE sid = $1), "
+                        "max_step = (SELECT max(step) FROM points WHERE sid = $1) WHERE sid = $1", [sid])
+        cur.execute("DROP TABLE points")
+        cur.execute("COMMIT")
+        self._points.commit()
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         cur = getattr(self._local, "cur", None)
@@ -87,19 +123,41 @@ class DuckDBStore:
             cur = self._cursor()
             try:
                 cur.execute("BEGIN TRANSACTION")
+                batches = self._fresh(cur, batches)
                 self._write_points(cur, batches)
                 self._write_others(cur, batches)
                 now = time.time_ns()
                 rows = [(b.producer_id, b.seq, now) for b in batches]
-                cur.executemany("INSERT INTO batches VALUES (?, ?, ?)", rows)
+                if rows:
+                    cur.executemany("INSERT INTO batches VALUES (?, ?, ?)", rows)
                 cur.execute("COMMIT")
+                self._points.commit()
             except duckdb.Error as exc:
                 try:
                     cur.execute("ROLLBACK")
                 except duckdb.Error:
                     pass
                 self._reload_sids()
+                self._points.reload(cur)
                 raise StoreUnavailable(f"DuckDB write failed: {exc}") from None
+
+    @staticmethod
+    def _fresh(cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> list[DecodedBatch]:
+        """The batches not stored yet (and each once)."""
+        if not batches:
+            return []
+        wanted = {"producer": np.array([b.producer_id for b in batches], dtype=object),
+                  "seq": np.array([b.seq for b in batches], dtype=np.uint64)}
+        with scan(cur, "wanted", wanted):
+            stored = set(cur.execute("SELECT b.producer, b.seq FROM batches b JOIN wanted w "
+                                     "ON b.producer = w.producer AND b.seq = w.seq").fetchall())
+        out = []
+        for b in batches:
+            ident = (b.producer_id, b.seq)
+            if ident not in stored:
+                stored.add(ident)
+                out.append(b)
+        return out
 
     def _reload_sids(self) -> None:
         self._sids = {(p, r, k, kind): sid for sid, p, r, k, kind in
@@ -120,20 +178,17 @@ class DuckDBStore:
         return sid
 
     def _write_points(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
-        sids, steps, walls, values = [], [], [], []
+        columns = []
         stats: dict[int, list[Any]] = {}
         for b in batches:
             for col in b.scalars:
                 sid = self._sid(cur, b.project, b.run, col.key, "scalar")
-                sids.append(np.full(len(col.values), sid, dtype=np.int32))
-                steps.append(col.steps)
-                walls.append(col.wall_ns)
-                values.append(col.values)
+                columns.append((sid, col.steps, col.wall_ns, col.values))
                 last = int(np.argmax(col.wall_ns))
                 first = int(np.argmin(col.wall_ns))
                 s = stats.get(sid)
                 item = [len(col.values), int(col.steps[first]), int(col.wall_ns[first]), int(col.steps[last]),
-                        int(col.wall_ns[last]), float(col.values[last])]
+                        int(col.wall_ns[last]), float(col.values[last]), int(col.steps.min()), int(col.steps.max())]
                 if s is None:
                     stats[sid] = item
                 else:
@@ -142,16 +197,14 @@ class DuckDBStore:
                         s[1], s[2] = item[1], item[2]
                     if item[4] > s[4]:
                         s[3], s[4], s[5] = item[3], item[4], item[5]
-        if not sids:
+                    s[6], s[7] = min(s[6], item[6]), max(s[7], item[7])
+        if not columns:
             return
-        new_points = {  # noqa: F841 - scanned by DuckDB by name
-            "sid": np.concatenate(sids),
-            "step": np.concatenate(steps),
-            "wall_ns": np.concatenate(walls),
-            "value": np.concatenate(values),  # numpy NaN -> NULL in DuckDB's scan
-        }
-        cur.execute("INSERT INTO points SELECT sid, step, wall_ns, value FROM new_points")
-        rows = [(sid, n, fs, fn, ls, ln, lv if lv == lv else None, lv != lv) for sid, (n, fs, fn, ls, ln, lv) in stats.items()]
+        counts = dict(cur.execute("SELECT sid, count FROM series WHERE sid IN (SELECT unnest(?))",
+                                  [list(stats)]).fetchall())
+        self._points.write(cur, columns, counts)
+        rows = [(sid, n, fs, fn, ls, ln, lv if lv == lv else None, lv != lv, smin, smax)
+                for sid, (n, fs, fn, ls, ln, lv, smin, smax) in stats.items()]
         cur.executemany(
             """UPDATE series SET count = count + $1,
                    first_step = CASE WHEN first_ns IS NULL OR $3 < first_ns THEN $2 ELSE first_step END,
@@ -159,9 +212,10 @@ class DuckDBStore:
                    last_step = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $4 ELSE last_step END,
                    last_value = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $6 ELSE last_value END,
                    last_is_nan = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $7 ELSE last_is_nan END,
-                   last_ns = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $5 ELSE last_ns END
+                   last_ns = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $5 ELSE last_ns END,
+                   min_step = least(coalesce(min_step, $9), $9), max_step = greatest(coalesce(max_step, $10), $10)
                WHERE sid = $8""",
-            [(n, fs, fn, ls, ln, lv, nan, sid) for sid, n, fs, fn, ls, ln, lv, nan in rows],
+            [(n, fs, fn, ls, ln, lv, nan, sid, smin, smax) for sid, n, fs, fn, ls, ln, lv, nan, smin, smax in rows],
         )
 
     def _write_others(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
@@ -263,76 +317,20 @@ class DuckDBStore:
     def _run_start_ns(self, cur: duckdb.DuckDBPyConnection, project: str, run: str) -> int:
         row = cur.execute(
             "SELECT min(first_ns) FROM series WHERE project = ? AND run = ?", [project, run]
-        ).fetchone()
+        ).fetchall()[0]
         return int(row[0]) if row and row[0] is not None else 0
 
     def series(self, q: SeriesQuery) -> SeriesResult:
         cur = self._cursor()
         sid = self._sids.get((q.project, q.run, q.key, "scalar"))
-        empty = np.zeros(0)
         if sid is None:
-            return SeriesResult(True, 0, empty, empty.astype(np.int64), empty.astype(np.int64), empty, q.start, q.end)
-        # x expression in the stored units, and the conversion of the query range to them
-        origin = 0
-        if q.x == "step":
-            xcol, scale = "step", 1.0
-        elif q.x == "time":
-            xcol, scale = "wall_ns", 1e6  # query in ms
-        else:
-            origin = self._run_start_ns(cur, q.project, q.run)
-            xcol, scale = "wall_ns", 1e9  # query in seconds since the run start
-        lo = None if q.start is None else int(np.floor(q.start * scale)) + origin
-        hi = None if q.end is None else int(np.ceil(q.end * scale)) + origin
-        if lo is None or hi is None:
-            row = cur.execute(f"SELECT min({xcol}), max({xcol}) FROM points WHERE sid = ?", [sid]).fetchone()
-            if row is None or row[0] is None:
-                return SeriesResult(True, 0, empty, empty.astype(np.int64), empty.astype(np.int64), empty, q.start, q.end)
-            lo = int(row[0]) if lo is None else lo
-            hi = int(row[1]) if hi is None else hi
-        total = cur.execute(f"SELECT count(*) FROM points WHERE sid = ? AND {xcol} BETWEEN ? AND ?",
-                            [sid, lo, hi]).fetchone()[0]
-        width = max(1, int(q.width))
-        if total <= 4 * width:
-            sql = f"""SELECT step, wall_ns, value FROM points WHERE sid = ? AND {xcol} BETWEEN ? AND ?
-                      ORDER BY {xcol}, wall_ns"""
-            params: list[Any] = [sid, lo, hi]
-            raw = True
-        else:
-            span = max(hi - lo, 1)
-            col = f"least(CAST(floor(({xcol} - ?) * ? / ?) AS BIGINT), ?)"
-            sql = f"""
-                WITH p AS (SELECT step, wall_ns, value, {xcol} AS x, {col} AS col
-                           FROM points WHERE sid = ? AND {xcol} BETWEEN ? AND ?),
-                agg AS (SELECT arg_min(p, x) AS a, arg_max(p, x) AS b,
-                               arg_min(p, value) AS c, arg_max(p, value) AS d,
-                               arg_min(p, x) FILTER (WHERE value IS NULL) AS e
-                        FROM p GROUP BY col),
-                pick AS (SELECT unnest([a, b, c, d, e]) AS r FROM agg)
-                SELECT DISTINCT r.step, r.wall_ns, r.value, r.x FROM pick WHERE r IS NOT NULL
-                ORDER BY r.x, r.wall_ns"""
-            params = [lo, width, span, width - 1, sid, lo, hi]
-            raw = False
-        rows = cur.execute(sql, params).fetchnumpy()
-        step = np.asarray(rows["step"], dtype=np.int64)
-        wall = np.asarray(rows["wall_ns"], dtype=np.int64)
-        y = np.ma.filled(np.ma.asarray(rows["value"], dtype=np.float64), np.nan)
-        # neighbours just outside the range, so a zoomed line runs to the edges
-        before = cur.execute(f"""SELECT step, wall_ns, value FROM points WHERE sid = ? AND {xcol} < ?
-                                 ORDER BY {xcol} DESC LIMIT 1""", [sid, lo]).fetchone()
-        after = cur.execute(f"""SELECT step, wall_ns, value FROM points WHERE sid = ? AND {xcol} > ?
-                                ORDER BY {xcol} LIMIT 1""", [sid, hi]).fetchone()
-        res_before = res_after = None
-        if before is not None:
-            step, wall, y = (np.concatenate(([before[0]], step)), np.concatenate(([before[1]], wall)),
-                             np.concatenate(([np.nan if before[2] is None else before[2]], y)))
-            res_before = 0
-        if after is not None:
-            step, wall, y = (np.concatenate((step, [after[0]])), np.concatenate((wall, [after[1]])),
-                             np.concatenate((y, [np.nan if after[2] is None else after[2]])))
-            res_after = len(step) - 1
-        xs = step.astype(np.float64) if q.x == "step" else (wall - origin) / scale
-        return SeriesResult(raw, int(total), xs, step, wall, y, q.start if q.start is not None else (lo - origin) / scale,
-                            q.end if q.end is not None else (hi - origin) / scale, res_before, res_after)
+            return empty_result(q)
+        cur.execute("BEGIN TRANSACTION")  # one snapshot for the several reads of a query
+        try:
+            origin = self._run_start_ns(cur, q.project, q.run) if q.x == "relative" else 0
+            return series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin)
+        finally:
+            cur.execute("COMMIT")
 
     def histograms(self, project: str, run: str, key: str, limit: int = 500) -> list[dict[str, Any]]:
         sid = self._sids.get((project, run, key, "histogram"))
