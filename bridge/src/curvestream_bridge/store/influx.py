@@ -10,8 +10,13 @@ Measurements (all tag values percent-encoded, see :mod:`.lineproto`)::
     cs_text,metric,project,run                   step,level,text (JSON string)
     cs_run,project,run                           meta (JSON), state, reason, status_ns   at time 0
     cs_batch,producer=<hex>                      seq=<int>     at time <seq> ns
+    cs_m4_step, cs_m4_time, cs_m4_meta           M4 rollups, see .influx_rollup
 
 The timestamp of a point is its wall time, so a replayed point lands on itself.
+A batch whose (producer, seq) is in ``cs_batch`` is not written again.
+
+URL parameters: ``rollups=off`` (raw points only; queries read every point),
+``writer=<id>`` (this bridge's rollup rows; default the host name).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import json
 import logging
 import math
 import random
+import socket
 import threading
 import time
 import urllib.parse
@@ -42,15 +48,18 @@ from curvestream_bridge.store.base import (
     record_from_meta,
     state_name,
 )
+from curvestream_bridge.store.influx_rollup import RollupWriter, SeriesKey
+from curvestream_bridge.store.influx_series import NONFINITE, points_of, series_query
 from curvestream_bridge.store.lineproto import decode_tag, encode_tag, influxql_string, stored_tag, string_field
 from curvestream_bridge.store.m4 import m4_indices
+from curvestream_bridge.store.m4query import rollup_axis
 
 __all__ = ["InfluxStore"]
 
 log = logging.getLogger("curvestream.bridge.influx")
 
 LINES_PER_REQUEST = 5000
-NONFINITE = {1: math.nan, 2: math.inf, 3: -math.inf}
+STATEMENTS_PER_REQUEST = 4000
 
 
 def _nonfinite_code(v: float) -> int:
@@ -77,6 +86,9 @@ class InfluxStore:
         self._write_deadline_s = write_deadline_s
         self._lock = threading.Lock()
         self._runs_seen: set[tuple[str, str]] = set()
+        params = dict(urllib.parse.parse_qsl(parsed.query))
+        self.rollups = params.get("rollups", "on").lower() not in ("off", "false", "0", "no")
+        self._rollup = RollupWriter(params.get("writer") or socket.gethostname())
         self.version = ""
         self._connect()
 
@@ -112,6 +124,29 @@ class InfluxStore:
                     raise RuntimeError(f"InfluxQL error: {r['error']} in {q[:200]}")
                 results.append(r)
         return results
+
+    def _statements(self, statements: list[str]) -> list[list[dict[str, Any]]]:
+        """Run statements (POSTed, many per request); the result series of each."""
+        out: list[list[dict[str, Any]]] = []
+        for i in range(0, len(statements), STATEMENTS_PER_REQUEST):
+            part = statements[i:i + STATEMENTS_PER_REQUEST]
+            try:
+                resp = self._http.post("/query", data={"db": self.database, "q": ";".join(part), "epoch": "ns",
+                                                       **self._auth_params})
+            except httpx.HTTPError as exc:
+                raise StoreUnavailable(f"InfluxDB query failed: {exc}") from None
+            if resp.status_code >= 500 or resp.status_code == 429:
+                raise StoreUnavailable(f"InfluxDB answered {resp.status_code}: {resp.text[:200]}")
+            doc = json.loads(resp.text)
+            if "error" in doc:
+                raise StoreUnavailable(f"InfluxDB query error: {doc['error']}")
+            results: list[list[dict[str, Any]]] = [[] for _ in part]
+            for r in doc.get("results", []):
+                if "error" in r:
+                    raise RuntimeError(f"InfluxQL error: {r['error']} in {part[r.get('statement_id', 0)][:200]}")
+                results[r.get("statement_id", 0)] = r.get("series", [])
+            out.extend(results)
+        return out
 
     def _series(self, q: str, chunked: bool = False) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -150,46 +185,82 @@ class InfluxStore:
 
     # ------------------------------------------------------------------ writing
     def write(self, batches: Sequence[DecodedBatch]) -> None:
-        lines: list[str] = []
-        for b in batches:
-            run_tags = f"project={encode_tag(b.project)},run={encode_tag(b.run)}"
-            if (b.project, b.run) not in self._runs_seen:
-                lines.append(f"cs_run,{run_tags} seen=true 0")
-            for col in b.scalars:
-                prefix = f"cs_scalar,metric={encode_tag(col.key)},{run_tags} step="
-                values = col.values
-                finite = np.isfinite(values)
-                steps = col.steps.tolist()
-                walls = col.wall_ns.tolist()
-                vals = values.tolist()
-                if finite.all():
-                    lines.extend([f"{prefix}{s}i,value={v!r} {t}" for s, v, t in zip(steps, vals, walls)])
-                else:
-                    for s, v, t, ok in zip(steps, vals, walls, finite.tolist()):
-                        if ok:
-                            lines.append(f"{prefix}{s}i,value={v!r} {t}")
-                        else:
-                            lines.append(f"{prefix}{s}i,nonfinite={_nonfinite_code(v)}i {t}")
-            for h in b.histograms:
-                lines.append(
-                    f"cs_histogram,metric={encode_tag(h.key)},{run_tags} step={h.step}i,"
-                    f"edges={string_field(json.dumps(list(h.bucket_edges)))},"
-                    f"counts={string_field(json.dumps(list(h.counts)))},min={_num(h.min)},max={_num(h.max)},"
-                    f"sum={_num(h.sum)},count={h.count}i {h.wall_ns}"
-                )
-            for t in b.texts:
-                lines.append(f"cs_text,metric={encode_tag(t.key)},{run_tags} step={t.step}i,level={t.level}i,"
-                             f"text={string_field(t.text)} {t.wall_ns}")
-            if b.meta is not None:
-                lines.append(self._meta_line(b.meta))
-        for b in batches:
-            lines.append(f"cs_batch,producer={b.producer_id.hex()} seq={b.seq}i {b.seq}")
         with self._lock:
+            batches = self._fresh(batches)
+            lines: list[str] = []
+            columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+            for b in batches:
+                lines.extend(self._batch_lines(b))
+                for col in b.scalars:
+                    columns.setdefault((b.project, b.run, col.key), []).append((col.steps, col.wall_ns, col.values))
+            if self.rollups and columns:
+                lines.extend(self._rollup.lines(columns, self._statements, self._all_points))
+            for b in batches:
+                lines.append(f"cs_batch,producer={b.producer_id.hex()} seq={b.seq}i {b.seq}")
             self._post_lines(lines)
+            self._rollup.commit()
             for b in batches:
                 self._runs_seen.add((b.project, b.run))
                 if b.status is not None:
                     self._apply_status_locked(b.status)
+
+    def _fresh(self, batches: Sequence[DecodedBatch]) -> list[DecodedBatch]:
+        """The batches not stored yet (and each once)."""
+        by_producer: dict[bytes, list[int]] = {}
+        for b in batches:
+            by_producer.setdefault(b.producer_id, []).append(b.seq)
+        producers = list(by_producer)
+        stmts = [f'SELECT "seq" FROM "cs_batch" WHERE "producer" = {_lit(p.hex())} AND time >= {min(by_producer[p])} '
+                 f'AND time <= {max(by_producer[p])}' for p in producers]
+        stored = set()
+        for p, result in zip(producers, self._statements(stmts) if stmts else []):
+            for s in result:
+                stored.update((p, int(v[1])) for v in s["values"])
+        out = []
+        for b in batches:
+            if (b.producer_id, b.seq) not in stored:
+                stored.add((b.producer_id, b.seq))
+                out.append(b)
+        return out
+
+    def _batch_lines(self, b: DecodedBatch) -> list[str]:
+        lines: list[str] = []
+        run_tags = f"project={encode_tag(b.project)},run={encode_tag(b.run)}"
+        if (b.project, b.run) not in self._runs_seen:
+            lines.append(f"cs_run,{run_tags} seen=true 0")
+        for col in b.scalars:
+            prefix = f"cs_scalar,metric={encode_tag(col.key)},{run_tags} step="
+            values = col.values
+            finite = np.isfinite(values)
+            steps = col.steps.tolist()
+            walls = col.wall_ns.tolist()
+            vals = values.tolist()
+            if finite.all():
+                lines.extend([f"{prefix}{s}i,value={v!r} {t}" for s, v, t in zip(steps, vals, walls)])
+            else:
+                for s, v, t, ok in zip(steps, vals, walls, finite.tolist()):
+                    if ok:
+                        lines.append(f"{prefix}{s}i,value={v!r} {t}")
+                    else:
+                        lines.append(f"{prefix}{s}i,nonfinite={_nonfinite_code(v)}i {t}")
+        for h in b.histograms:
+            lines.append(
+                f"cs_histogram,metric={encode_tag(h.key)},{run_tags} step={h.step}i,"
+                f"edges={string_field(json.dumps(list(h.bucket_edges)))},"
+                f"counts={string_field(json.dumps(list(h.counts)))},min={_num(h.min)},max={_num(h.max)},"
+                f"sum={_num(h.sum)},count={h.count}i {h.wall_ns}"
+            )
+        for t in b.texts:
+            lines.append(f"cs_text,metric={encode_tag(t.key)},{run_tags} step={t.step}i,level={t.level}i,"
+                         f"text={string_field(t.text)} {t.wall_ns}")
+        if b.meta is not None:
+            lines.append(self._meta_line(b.meta))
+        return lines
+
+    def _all_points(self, key: SeriesKey) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every stored point of a series (when its rollups start)."""
+        wall, step, value = self._raw(_where(key), None, None)
+        return step, wall, value
 
     @staticmethod
     def _meta_line(meta: run_pb2.RunMeta) -> str:
@@ -293,25 +364,21 @@ class InfluxStore:
             cond += f" AND time >= {lo_ns}"
         if hi_ns is not None:
             cond += f" AND time <= {hi_ns}"
-        times: list[int] = []
-        steps: list[int] = []
-        values: list[float] = []
-        for s in self._series(f'SELECT "step", "value", "nonfinite" FROM "cs_scalar" WHERE {cond} {extra}',
-                              chunked=True):
-            for t, step, value, nf in s["values"]:
-                times.append(t)
-                steps.append(step)
-                values.append(NONFINITE[nf] if nf else value)
-        return (np.asarray(times, dtype=np.int64), np.asarray(steps, dtype=np.int64),
-                np.asarray(values, dtype=np.float64))
+        step, wall, value = points_of(
+            self._series(f'SELECT "step", "value", "nonfinite" FROM "cs_scalar" WHERE {cond} {extra}', chunked=True))
+        return wall, step, value
 
     def series(self, q: SeriesQuery) -> SeriesResult:
-        where = (f'"project" = {_lit(q.project)} AND "run" = {_lit(q.run)} AND "metric" = {_lit(q.key)}')
+        key = (q.project, q.run, q.key)
+        where = _where(key)
         origin = 0
         if q.x == "relative":
             starts = self._series(f'SELECT first("step") FROM "cs_scalar" WHERE "project" = {_lit(q.project)} '
                                   f'AND "run" = {_lit(q.run)}')
             origin = int(starts[0]["values"][0][0]) if starts else 0
+        plans = self._rollup.plan(key, self._statements)
+        if plans is not None:
+            return series_query(self._statements, key, q, plans[rollup_axis(q.x)], origin)
         wall, step, y = self._raw(where, None, None)
         if q.x == "step":
             order = np.argsort(step, kind="stable")
@@ -381,6 +448,11 @@ class InfluxStore:
 def _lit(name: str) -> str:
     """An InfluxQL literal of a tag value as stored."""
     return influxql_string(stored_tag(name))
+
+
+def _where(key: SeriesKey) -> str:
+    project, run, metric = key
+    return f'"project" = {_lit(project)} AND "run" = {_lit(run)} AND "metric" = {_lit(metric)}'
 
 
 def _ident(name: str) -> str:

@@ -1,0 +1,282 @@
+"""M4 rollups in InfluxDB, written by the bridge (a continuous query cannot keep
+where each extreme is).
+
+Measurements (tag values percent-encoded, see :mod:`.lineproto`)::
+
+    cs_m4_step,metric,project,run,k=<level>,w=<writer>   m="<base64 aggregate>"   <bucket start, in steps>
+    cs_m4_time,metric,project,run,k=<level>,w=<writer>   m="<base64 aggregate>"   <bucket start, in ns>
+    cs_m4_meta,metric,project,run                         bs=<base step>i,bt=<base time>i   0
+
+One row per bucket, level and writer. InfluxDB keeps one point per series and
+timestamp, so a writer merges a bucket's new points into the row it wrote
+before and writes it again: the bucket it wrote last at each level is kept in
+memory; an older bucket (a step going back, a batch arriving late, a restart)
+is read first. Rows of different writers (``?writer=<id>`` on the store URL,
+default the host name; bridges sharing a database need different ids) never
+overwrite each other; queries merge them.
+
+``m`` packs the aggregate of :mod:`.m4agg` as one little-endian record
+(``RECORD``, 138 bytes, a multiple of 3 so that the base64 texts of many rows
+decode as one), which keeps the line short and the read a single
+``frombuffer``. A batch already recorded in ``cs_batch`` is skipped, so a
+re-sent batch does not count its points twice.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from curvestream_bridge.store.levels import MIN_POINTS, LevelPlan, batch_partials, choose_base
+from curvestream_bridge.store.lineproto import decode_tag, encode_tag, influxql_string, stored_tag
+from curvestream_bridge.store.m4agg import FIRST, KINDS, LAST, MAX, MIN, NAN, M4Agg, merge
+
+__all__ = ["RECORD", "pack", "unpack", "OpenBuckets", "BOTTOM_TARGET_POINTS", "RollupWriter", "Statements",
+           "SeriesKey", "series_where", "series_tags", "rows_of"]
+
+BOTTOM_TARGET_POINTS = 16
+"""Raw points are expensive to read back from InfluxDB (JSON), so its bottom buckets are small."""
+
+_KINDS = ((FIRST, "f"), (LAST, "l"), (MIN, "mn"), (MAX, "mx"), (NAN, "nan"))
+RECORD = np.dtype(
+    [("n", "<i8")]
+    + [(f"{p}_{c}", "<i8" if c != "v" else "<f8") for _, p in _KINDS for c in (("s", "w") if p == "nan" else ("s", "w", "v"))]
+    + [("wlo", "<i8"), ("whi", "<i8"), ("has", "<u2")]
+)
+assert RECORD.itemsize % 3 == 0
+
+
+def pack(agg: M4Agg) -> list[str]:
+    """One base64 text per aggregate row."""
+    rec = np.zeros(len(agg), dtype=RECORD)
+    rec["n"] = agg.n
+    has = np.zeros(len(agg), dtype=np.uint16)
+    for kind, p in _KINDS:
+        rec[f"{p}_s"], rec[f"{p}_w"] = agg.step[kind], agg.wall[kind]
+        if kind != NAN:
+            rec[f"{p}_v"] = agg.value[kind]
+        has |= agg.has[kind].astype(np.uint16) << kind
+    rec["wlo"], rec["whi"], rec["has"] = agg.wlo, agg.whi, has
+    raw = rec.tobytes()
+    size = RECORD.itemsize
+    return [base64.b64encode(raw[i:i + size]).decode("ascii") for i in range(0, len(raw), size)]
+
+
+def unpack(texts: Iterable[str]) -> M4Agg:
+    rec = np.frombuffer(base64.b64decode("".join(texts)), dtype=RECORD)
+    agg = M4Agg.empty(len(rec))
+    agg.n = rec["n"].astype(np.int64)
+    for kind, p in _KINDS:
+        agg.step[kind], agg.wall[kind] = rec[f"{p}_s"], rec[f"{p}_w"]
+        agg.value[kind] = np.nan if kind == NAN else rec[f"{p}_v"]
+        agg.has[kind] = (rec["has"] >> kind) & 1 == 1
+    agg.wlo, agg.whi = rec["wlo"].astype(np.int64), rec["whi"].astype(np.int64)
+    return agg
+
+
+@dataclasses.dataclass
+class OpenBuckets:
+    """What one writer last wrote for a series and axis: per level, the
+    highest bucket and its aggregate (``None``: nothing written)."""
+
+    last: dict[int, tuple[int, M4Agg] | None]
+
+    def copy(self) -> "OpenBuckets":
+        return OpenBuckets(dict(self.last))
+
+
+assert KINDS == 5 and {FIRST, LAST, MIN, MAX, NAN} == set(range(5))
+
+
+
+# ---------------------------------------------------------------------- writing
+Statements = Callable[[list[str]], list[list[dict[str, Any]]]]
+"""Runs InfluxQL statements in one request; for each, its result series."""
+
+SeriesKey = tuple[str, str, str]  # project, run, metric key
+
+
+def series_where(key: SeriesKey) -> str:
+    project, run, metric = key
+    return f'"project" = {_lit(project)} AND "run" = {_lit(run)} AND "metric" = {_lit(metric)}'
+
+
+def series_tags(key: SeriesKey) -> str:
+    project, run, metric = key
+    return f"metric={encode_tag(metric)},project={encode_tag(project)},run={encode_tag(run)}"
+
+
+def rows_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, M4Agg]:
+    """Buckets and aggregates of ``SELECT "m"`` result series."""
+    times: list[int] = []
+    texts: list[str] = []
+    for s in result:
+        for t, m in s["values"]:
+            times.append(t)
+            texts.append(json.loads(m) if m.startswith('"') else m)
+    return np.floor_divide(np.asarray(times, dtype=np.int64), size), unpack(texts)
+
+
+class RollupWriter:
+    """Turns the scalar columns of a write into rollup lines (reading what it
+    must merge with); ``commit()`` once the lines are stored."""
+
+    def __init__(self, writer_id: str) -> None:
+        self.writer = writer_id
+        self.plans: dict[SeriesKey, dict[str, LevelPlan]] = {}
+        self.counts: dict[SeriesKey, int] = {}  # points of series that have no rollups yet
+        self.open: dict[tuple[SeriesKey, str], OpenBuckets] = {}
+        self._staged: tuple[dict, dict, dict] = ({}, {}, {})
+
+    def plan(self, key: SeriesKey, run: Statements) -> dict[str, LevelPlan] | None:
+        """The levels of a series (read from cs_m4_meta the first time)."""
+        if key not in self.plans:
+            self._load_plans([key], run)
+        return self.plans.get(key)
+
+    def _load_plans(self, keys: list[SeriesKey], run: Statements) -> None:
+        results = run([f'SELECT "bs", "bt" FROM "cs_m4_meta" WHERE {series_where(k)}' for k in keys])
+        for key, result in zip(keys, results):
+            if result and result[0]["values"]:
+                _, bs, bt = result[0]["values"][-1]
+                self.plans[key] = {"step": LevelPlan("step", int(bs)), "time": LevelPlan("time", int(bt))}
+
+    def lines(self, columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
+              run: Statements, raw_points: Callable[[SeriesKey], tuple[np.ndarray, ...]]) -> list[str]:
+        plans_new: dict[SeriesKey, dict[str, LevelPlan]] = {}
+        counts_new: dict[SeriesKey, int] = {}
+        unknown = [k for k in columns if k not in self.plans]
+        if unknown:
+            self._load_plans(unknown, run)
+        uncounted = [k for k in columns if k not in self.plans and k not in self.counts]
+        if uncounted:
+            results = run([f'SELECT count("step") FROM "cs_scalar" WHERE {series_where(k)}' for k in uncounted])
+            for key, result in zip(uncounted, results):
+                self.counts[key] = int(result[0]["values"][0][1]) if result and result[0]["values"] else 0
+        out: list[str] = []
+        work: list[tuple[SeriesKey, dict[str, LevelPlan], np.ndarray, np.ndarray, np.ndarray]] = []
+        for key, cols in columns.items():
+            steps, walls, values = (np.concatenate([c[i] for c in cols]) for i in range(3))
+            plans = self.plans.get(key)
+            if plans is None:
+                count = self.counts.get(key, 0) + len(steps)
+                if count < MIN_POINTS:
+                    counts_new[key] = count
+                    continue
+                if self.counts.get(key, 0):  # roll up what is stored too
+                    old = raw_points(key)
+                    steps, walls, values = (np.concatenate([o, n]) for o, n in zip(old, (steps, walls, values)))
+                first = np.argsort(walls, kind="stable")[:4096]
+                plans = {"step": LevelPlan("step", choose_base("step", steps[first], BOTTOM_TARGET_POINTS)),
+                         "time": LevelPlan("time", choose_base("time", walls[first], BOTTOM_TARGET_POINTS))}
+                plans_new[key] = plans
+                out.append(f"cs_m4_meta,{series_tags(key)} bs={plans['step'].base}i,bt={plans['time'].base}i 0")
+            work.append((key, plans, steps, walls, values))
+        open_new = self._open_for([(k, a) for k, plans, *_ in work for a in plans if k not in plans_new], run)
+        for key, *_ in work:
+            if key in plans_new:
+                for axis in plans_new[key]:
+                    open_new[(key, axis)] = OpenBuckets({})
+        reads: list[tuple[SeriesKey, str, int, np.ndarray]] = []
+        pending: list[tuple[SeriesKey, str, int, np.ndarray, M4Agg]] = []
+        for key, plans, steps, walls, values in work:
+            for axis, plan in plans.items():
+                ob = open_new[(key, axis)]
+                for k, buckets, agg in list(batch_partials(plan, steps, walls, values)):  # merged into below
+                    last = ob.last.get(k)
+                    if last is not None:
+                        same = buckets == last[0]
+                        if same.any():
+                            i = int(np.flatnonzero(same)[0])
+                            both = M4Agg.concat([agg.take(np.array([i])), last[1]])
+                            agg.put(np.array([i]), merge(both, np.zeros(2, np.int64), 1, axis))
+                        older = buckets < last[0]
+                        if older.any():
+                            reads.append((key, axis, k, buckets[older]))
+                    pending.append((key, axis, k, buckets, agg))
+                    top = int(np.argmax(buckets))
+                    if last is None or buckets[top] >= last[0]:
+                        ob.last[k] = (int(buckets[top]), agg.take(np.array([top])))
+        stored = self._read_rows(reads, plans_of={k: p for k, p, *_ in work}, run=run)
+        for key, axis, k, buckets, agg in pending:
+            old = stored.get((key, axis, k))
+            if old is not None:
+                agg = _merge_into(agg, buckets, old[0], old[1], axis)
+                ob = open_new[(key, axis)]
+                top = int(np.argmax(buckets))
+                if ob.last.get(k) is not None and ob.last[k][0] == buckets[top]:
+                    ob.last[k] = (int(buckets[top]), agg.take(np.array([top])))
+            plan = (self.plans.get(key) or plans_new[key])[axis]
+            tags = f"cs_m4_{axis},{series_tags(key)},k={k},w={encode_tag(self.writer)}"
+            size = plan.size(k)
+            out.extend(f'{tags} m="{text}" {int(b) * size}' for b, text in zip(buckets.tolist(), pack(agg)))
+        self._staged = (plans_new, counts_new, open_new)
+        return out
+
+    def commit(self) -> None:
+        plans_new, counts_new, open_new = self._staged
+        self.plans.update(plans_new)
+        for key in plans_new:
+            self.counts.pop(key, None)
+        self.counts.update(counts_new)
+        self.open.update(open_new)
+        self._staged = ({}, {}, {})
+
+    def _open_for(self, wanted: list[tuple[SeriesKey, str]], run: Statements) -> dict[tuple[SeriesKey, str], OpenBuckets]:
+        """Copies of the open buckets of these series (read the first time)."""
+        missing = [w for w in wanted if w not in self.open]
+        if missing:
+            stmts = [f'SELECT last("m") FROM "cs_m4_{axis}" WHERE {series_where(key)} AND "w" = '
+                     f'{_lit(self.writer)} GROUP BY "k"' for key, axis in missing]
+            for (key, axis), result in zip(missing, run(stmts)):
+                ob = OpenBuckets({})
+                plan = self.plans[key][axis]
+                for s in result:
+                    k = int(decode_tag(s["tags"]["k"]))
+                    buckets, agg = rows_of([s], plan.size(k))
+                    ob.last[k] = (int(buckets[0]), agg)
+                self.open[(key, axis)] = ob
+        return {w: self.open[w].copy() for w in wanted}
+
+    def _read_rows(self, reads: list[tuple[SeriesKey, str, int, np.ndarray]], plans_of: dict,
+                   run: Statements) -> dict[tuple[SeriesKey, str, int], tuple[np.ndarray, M4Agg]]:
+        """This writer's stored rows of these buckets."""
+        stmts, keys = [], []
+        for key, axis, k, buckets in reads:
+            size = plans_of[key][axis].size(k)
+            for lo, hi in _runs(np.unique(buckets), gap=1):
+                stmts.append(f'SELECT "m" FROM "cs_m4_{axis}" WHERE {series_where(key)} AND "k" = \'{k}\' AND '
+                             f'"w" = {_lit(self.writer)} AND time >= {lo * size} AND time < {(hi + 1) * size}')
+                keys.append((key, axis, k, size))
+        found: dict[tuple[SeriesKey, str, int], list[tuple[np.ndarray, M4Agg]]] = {}
+        for (key, axis, k, size), result in zip(keys, run(stmts) if stmts else []):
+            if result:
+                found.setdefault((key, axis, k), []).append(rows_of(result, size))
+        return {g: (np.concatenate([p[0] for p in parts]), M4Agg.concat([p[1] for p in parts]))
+                for g, parts in found.items()}
+
+
+def _merge_into(agg: M4Agg, buckets: np.ndarray, old_b: np.ndarray, old: M4Agg, axis: str) -> M4Agg:
+    """``agg`` (one row per bucket) with the stored rows of the same buckets merged in."""
+    keep = np.isin(old_b, buckets)
+    both = M4Agg.concat([agg, old.take(np.flatnonzero(keep))])
+    group = np.concatenate([np.arange(len(buckets)), np.searchsorted(buckets, old_b[keep])])
+    return merge(both, group, len(buckets), axis)
+
+
+def _runs(sorted_buckets: np.ndarray, gap: int) -> list[tuple[int, int]]:
+    """Contiguous runs (first, last) of sorted buckets, joining runs closer than ``gap``."""
+    if len(sorted_buckets) == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(sorted_buckets) > gap)
+    starts = np.concatenate(([0], breaks + 1))
+    ends = np.concatenate((breaks, [len(sorted_buckets) - 1]))
+    return list(zip(sorted_buckets[starts].tolist(), sorted_buckets[ends].tolist()))
+
+
+def _lit(name: str) -> str:
+    return influxql_string(stored_tag(name))

@@ -1,0 +1,164 @@
+"""The series query on InfluxDB rollups (see :mod:`.influx_rollup`).
+
+InfluxQL cannot OR several time ranges in one statement, so every run of
+needed buckets is a statement of its own; all of a round go in one request.
+Round 1 reads the rollup rows of the pieces of every pixel column (and, for
+x = time, the raw points of the straddling bottom buckets, whose time ranges
+are known); for x = step the raw points are indexed by time, so round 2 reads
+them within the wall-time extent of each straddling bucket's rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from curvestream_bridge.store.base import SeriesQuery, SeriesResult
+from curvestream_bridge.store.influx_rollup import SeriesKey, Statements, rows_of, series_where
+from curvestream_bridge.store.levels import LevelPlan
+from curvestream_bridge.store.m4agg import FIRST, LAST, M4Agg
+from curvestream_bridge.store.m4query import Frame, assemble, empty_result, frame, m4_result, raw_result, rollup_axis
+
+__all__ = ["series_query", "points_of", "GAP_BUCKETS", "NONFINITE"]
+
+GAP_BUCKETS = 24
+"""Runs of needed buckets closer than this are read by one statement: a
+statement costs about as much as a couple dozen rows."""
+
+NONFINITE = {1: np.nan, 2: np.inf, 3: -np.inf}
+
+
+def series_query(run: Statements, key: SeriesKey, q: SeriesQuery, plan: LevelPlan, origin: int) -> SeriesResult:
+    axis = rollup_axis(q.x)
+    where = series_where(key)
+    measurement = f"cs_m4_{axis}"
+    top_stmt = f'SELECT "m" FROM "{measurement}" WHERE {where} AND "k" = \'{plan.top}\''
+    top_rows = None
+    extent = None
+    if q.start is None or q.end is None:
+        top_rows = rows_of(run([top_stmt])[0], plan.size(plan.top))
+        agg = top_rows[1]
+        if len(agg) == 0:
+            return empty_result(q)
+        xs = agg.step if axis == "step" else agg.wall
+        extent = (int(xs[FIRST].min()), int(xs[LAST].max()))
+    f = frame(q, origin, extent, plan)
+    if f is None or f.lo > f.hi or f.pieces is None:
+        return empty_result(q)
+    stmts: list[str] = []
+    targets: list[tuple[str, int]] = []  # ("m4", level) or ("raw", 0)
+    if top_rows is None:
+        stmts.append(top_stmt)
+        targets.append(("m4", plan.top))
+    for k in plan.levels:
+        if k == plan.top:
+            continue
+        keys = f.pieces.keys(k)
+        if k == 0:
+            keys = np.union1d(keys, f.pieces.straddlers)
+        size = plan.size(k)
+        for lo, hi in _runs(np.unique(keys), GAP_BUCKETS):
+            stmts.append(f'SELECT "m" FROM "{measurement}" WHERE {where} AND "k" = \'{k}\' AND '
+                         f'time >= {lo * size} AND time < {(hi + 1) * size}')
+            targets.append(("m4", k))
+    s0 = plan.size(0)
+    if axis == "time":
+        for lo, hi in _runs(f.pieces.straddlers, 0):
+            stmts.append(_raw_stmt(where, lo * s0, (hi + 1) * s0 - 1))
+            targets.append(("raw", 0))
+    results = run(stmts)
+    rows: list[tuple[int, np.ndarray, M4Agg]] = []
+    if top_rows is not None:
+        rows.append((plan.top, *top_rows))
+    raws = []
+    for (kind, k), result in zip(targets, results):
+        if kind == "m4":
+            rows.append((k, *rows_of(result, plan.size(k))))
+        else:
+            raws.append(points_of(result))
+    if axis == "step":
+        raws.extend(_step_straddlerpoints_of(run, where, f, rows))
+    raw = _concatpoints_of(raws)
+    agg = assemble(f, rows, raw)
+    total = int(agg.n[f.columns].sum())
+    if total > 4 * f.width:
+        return m4_result(f, agg)
+    return _raw_answer(run, where, f, rows, agg)
+
+
+def _raw_answer(run: Statements, where: str, f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
+                agg: M4Agg) -> SeriesResult:
+    if f.axis == "time":
+        stmt = _raw_stmt(where, f.lo, f.hi)
+    else:
+        wlo, whi = _wall_extent(f, rows, f.lo, f.hi)
+        if wlo > whi:
+            return raw_result(f, *_concatpoints_of([]), agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
+        stmt = _raw_stmt(where, wlo, whi) + f' AND "step" >= {f.lo} AND "step" <= {f.hi}'
+    step, wall, value = points_of(run([stmt])[0])
+    return raw_result(f, step, wall, value, agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
+
+
+def _step_straddlerpoints_of(run: Statements, where: str, f: Frame,
+                           rows: list[tuple[int, np.ndarray, M4Agg]]) -> list[tuple[np.ndarray, ...]]:
+    """Raw points of the straddling bottom step buckets: by time, within the
+    wall-time extent of each bucket's rows, then by step."""
+    assert f.pieces is not None
+    s0 = f.pieces.plan.size(0)
+    bottom = [(b, a) for k, b, a in rows if k == 0]
+    if not bottom:
+        return []
+    buckets = np.concatenate([b for b, _ in bottom])
+    agg = M4Agg.concat([a for _, a in bottom])
+    stmts = []
+    for q in f.pieces.straddlers.tolist():
+        sel = np.flatnonzero(buckets == q)
+        if len(sel):
+            stmts.append(_raw_stmt(where, int(agg.wlo[sel].min()), int(agg.whi[sel].max()))
+                         + f' AND "step" >= {q * s0} AND "step" < {(q + 1) * s0}')
+    return [points_of(r) for r in run(stmts)] if stmts else []
+
+
+def _wall_extent(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]], lo: int, hi: int) -> tuple[int, int]:
+    """Wall-time extent of the points with step in [lo, hi], from the rows
+    whose buckets overlap it."""
+    assert f.pieces is not None
+    wlo, whi = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    for k, buckets, agg in rows:
+        size = f.pieces.plan.size(k)
+        sel = (buckets * size <= hi) & ((buckets + 1) * size > lo)
+        if sel.any():
+            wlo, whi = min(wlo, int(agg.wlo[sel].min())), max(whi, int(agg.whi[sel].max()))
+    return wlo, whi
+
+
+def _raw_stmt(where: str, lo: int, hi: int) -> str:
+    return f'SELECT "step", "value", "nonfinite" FROM "cs_scalar" WHERE {where} AND time >= {lo} AND time <= {hi}'
+
+
+def points_of(result: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(step, wall, value) of ``SELECT step, value, nonfinite`` result series."""
+    times, steps, values = [], [], []
+    for s in result:
+        for t, step, value, nf in s["values"]:
+            times.append(t)
+            steps.append(step)
+            values.append(NONFINITE[nf] if nf else value)
+    return (np.asarray(steps, dtype=np.int64), np.asarray(times, dtype=np.int64),
+            np.asarray(values, dtype=np.float64))
+
+
+def _concatpoints_of(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    step, wall, value = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    _, idx = np.unique(wall, return_index=True)  # windows may overlap: one point per time
+    return step[idx], wall[idx], value[idx]
+
+
+def _runs(sorted_buckets: np.ndarray, gap: int) -> list[tuple[int, int]]:
+    if len(sorted_buckets) == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(sorted_buckets) > gap + 1)
+    starts = np.concatenate(([0], breaks + 1))
+    ends = np.concatenate((breaks, [len(sorted_buckets) - 1]))
+    return list(zip(sorted_buckets[starts].tolist(), sorted_buckets[ends].tolist()))
