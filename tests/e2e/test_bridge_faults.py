@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import random
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -15,11 +14,11 @@ import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-import curvestream
 from curvestream.names import Topics
 from curvestream.v1 import batch_pb2
 from helpers import get_json, metric_counts, prometheus_value, run_path
 from servers import Influxd, wait_until
+from trainers import TrainerThread
 
 pytestmark = pytest.mark.slow
 
@@ -30,37 +29,8 @@ def expected_value(key: str, step: int) -> float:
     return math.sin(step * 0.001) * (1 if key == "loss" else 2) + step * 1e-6
 
 
-class Streamer(threading.Thread):
-    """A trainer logging two keys with known values, paced, in a thread."""
-
-    def __init__(self, n: int, **init: object) -> None:
-        super().__init__(daemon=True)
-        self.n, self.init_kw = n, init
-        self.logged = 0
-        self.error: BaseException | None = None
-        self.run_obj = None
-        self.report = None
-
-    def run(self) -> None:
-        try:
-            with curvestream.init(ack_timeout_ms=3000, finish_timeout_ms=180_000, **self.init_kw) as run:
-                self.run_obj = run
-                for i in range(self.n):
-                    run.log({k: expected_value(k, i) for k in KEYS}, step=i)
-                    if i % 1000 == 999:
-                        self.logged = i + 1
-                        time.sleep(0.01)
-                self.logged = self.n
-            self.report = run.finish()
-        except BaseException as exc:  # noqa: BLE001
-            self.error = exc
-
-    def done(self, timeout: float = 240) -> None:
-        self.join(timeout)
-        assert not self.is_alive(), "the trainer did not finish"
-        if self.error is not None:
-            raise self.error
-        assert self.report.complete, self.report
+def Streamer(n: int, **init: object) -> TrainerThread:  # noqa: N802
+    return TrainerThread(n, lambda i: {k: expected_value(k, i) for k in KEYS}, **init)
 
 
 def assert_each_point_once_with_its_value(base: str, project: str, run: str, n: int) -> None:

@@ -10,7 +10,7 @@ import sys
 
 import curvestream
 from helpers import metric_counts, run_state, stored_steps
-from servers import Mosquitto, free_port, wait_until
+from servers import Mosquitto, wait_until
 
 
 def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:

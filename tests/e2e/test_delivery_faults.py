@@ -8,48 +8,19 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 
 import pytest
 
-import curvestream
 from helpers import metric_counts, run_state, stored_steps
 from servers import Mosquitto, wait_until
+from trainers import TrainerThread
 
 pytestmark = pytest.mark.slow
 
 
-class Trainer(threading.Thread):
-    """Logs n steps of one key in chunks, pausing between chunks, in a thread."""
-
-    def __init__(self, n: int, chunk: int, pause_s: float, **init: object) -> None:
-        super().__init__(name="test-trainer", daemon=True)
-        self.n, self.chunk, self.pause_s, self.init_kw = n, chunk, pause_s, init
-        self.logged = 0
-        self.error: BaseException | None = None
-        self.report = None
-        self.run_obj = None
-
-    def run(self) -> None:
-        try:
-            with curvestream.init(**self.init_kw) as run:  # type: ignore[arg-type]
-                self.run_obj = run
-                for i in range(self.n):
-                    run.log({"x": float(i) * 0.5}, step=i)
-                    if (i + 1) % self.chunk == 0:
-                        self.logged = i + 1
-                        time.sleep(self.pause_s)
-                self.logged = self.n
-            self.report = run.finish()
-        except BaseException as exc:  # noqa: BLE001 - re-raised by the test
-            self.error = exc
-
-    def finish(self, timeout: float) -> None:
-        self.join(timeout)
-        assert not self.is_alive(), "the trainer did not finish"
-        if self.error is not None:
-            raise self.error
+def Trainer(n: int, chunk: int, pause_s: float, **init: object) -> TrainerThread:  # noqa: N802
+    return TrainerThread(n, lambda i: {"x": float(i) * 0.5}, chunk, pause_s, **init)
 
 
 def assert_exactly_once(bridge_url: str, project: str, run: str, n: int) -> None:
@@ -70,8 +41,7 @@ def test_a_broker_killed_twice_mid_run_loses_and_duplicates_nothing(tmp_path, br
             broker.kill()
             time.sleep(0.5)
             broker.start()
-        trainer.finish(180)
-        assert trainer.report.complete, trainer.report
+        trainer.done(180)
         assert_exactly_once(bridge.url, "faults", "broker killed twice", 200_000)
     finally:
         broker.stop()
@@ -87,8 +57,7 @@ def test_a_bridge_down_for_thirty_seconds_loses_and_duplicates_nothing(tmp_path,
     time.sleep(30)
     assert trainer.is_alive(), "the outage should fall in the middle of the run"
     bridge.start()
-    trainer.finish(180)
-    assert trainer.report.complete, trainer.report
+    trainer.done(180)
     assert_exactly_once(bridge.url, "faults", "bridge down", 100_000)
 
 
@@ -109,8 +78,7 @@ def test_with_the_broker_down_points_arrive_over_http_then_over_mqtt_again(tmp_p
         assert trainer.is_alive(), "the broker should come back in the middle of the run"
         wait_until(lambda: trainer.run_obj.uploader.stats.batches_sent_mqtt > mqtt_before, 60,
                    "batches over MQTT again")
-        trainer.finish(180)
-        assert trainer.report.complete, trainer.report
+        trainer.done(180)
         assert_exactly_once(bridge.url, "faults", "fallback", 120_000)
     finally:
         broker.stop()

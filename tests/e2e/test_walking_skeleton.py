@@ -4,11 +4,9 @@ InfluxDB and embedded DuckDB at the same time."""
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import paho.mqtt.client as paho
-import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 import curvestream
