@@ -14,7 +14,7 @@ import enum
 import logging
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from curvestream.encode import BatchBuilder
 from curvestream.settings import Settings
