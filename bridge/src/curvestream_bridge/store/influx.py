@@ -107,7 +107,10 @@ class InfluxStore:
         if chunked:
             params.update(chunked="true", chunk_size="100000")
         try:
-            resp = self._http.request(method, "/query", params=params)
+            if method == "GET" and len(q) > 2000:  # long names: a URL has a length limit, a body has not
+                resp = self._http.post("/query", data=params)
+            else:
+                resp = self._http.request(method, "/query", params=params)
         except httpx.HTTPError as exc:
             raise StoreUnavailable(f"InfluxDB query failed: {exc}") from None
         if resp.status_code >= 500 or resp.status_code == 429:

@@ -1,0 +1,160 @@
+"""Rollups in both engines: exact on hostile values and odd batching, survive a
+restart, ignore a batch written twice, agree with ``rollups=off``, and (in
+InfluxDB) merge the rows of several bridges writing one series."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from curvestream_bridge.store.base import SeriesQuery
+
+from test_store_support import Points, assert_same, batches, curve, duckdb_store, opener, reference, write_all
+
+ENGINES = ["duckdb", "influxdb"]
+
+
+def queries(points: Points, rng: np.random.Generator, count: int = 8) -> list[SeriesQuery]:
+    out = []
+    for i in range(count):
+        x = ("step", "time", "relative")[i % 3]
+        width = int(rng.choice([1, 3, 50, 137, 999]))
+        if i % 2:
+            out.append(SeriesQuery("proj", "run", "loss", x, None, None, width))
+        else:
+            whole = reference(SeriesQuery("proj", "run", "loss", x, None, None, 10), points)
+            a, b = np.sort(rng.uniform(whole.start, whole.end, 2))
+            out.append(SeriesQuery("proj", "run", "loss", x, float(a), float(b), width))
+    return out
+
+
+def assert_answers(store, points: Points, qs: list[SeriesQuery]) -> None:
+    for q in qs:
+        assert_same(store.series(q), reference(q, points), repr(q))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_nan_inf_ties_and_a_resumed_run_read_back_exactly(engine, seed, tmp_path, request):
+    rng = np.random.default_rng(seed)
+    points = curve(rng, 40_000, regress=True)
+    cuts = np.sort(rng.choice(np.arange(1, len(points)), 60, replace=False))
+    store = opener(engine, tmp_path, request)()
+    try:
+        write_all(store, batches(points, cuts), per_write=int(rng.integers(1, 8)))
+        assert_answers(store, points, queries(points, rng, 12))
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_small_live_batches_start_rollups_at_64_points_and_stay_exact(engine, tmp_path, request):
+    rng = np.random.default_rng(4)
+    points = curve(rng, 3_000)
+    cuts = np.arange(7, len(points), 7)  # 7 points a batch, one batch a write
+    store = opener(engine, tmp_path, request)()
+    try:
+        items = batches(points, cuts)
+        write_all(store, items[:5], per_write=1)  # 35 points: no rollups yet
+        early = Points(points.steps[:35], points.walls[:35], points.values[:35])
+        assert_answers(store, early, [SeriesQuery("proj", "run", "loss", "step", None, None, 3)])
+        write_all(store, items[5:], per_write=1)
+        assert_answers(store, points, queries(points, rng))
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_rollups_survive_a_restart_and_new_points_merge_into_old_buckets(engine, tmp_path, request):
+    rng = np.random.default_rng(8)
+    points = curve(rng, 20_000, regress=True)
+    items = batches(points, np.arange(1_000, len(points), 1_000))
+    open_store = opener(engine, tmp_path, request)
+    qs = queries(points, rng)
+    store = open_store()
+    write_all(store, items[:12])
+    first = Points(*(np.concatenate([np.concatenate([getattr(c, a) for c in b.scalars]) for b in items[:12]])
+                     for a in ("steps", "wall_ns", "values")))
+    before = [store.series(q) for q in qs]
+    store.close()
+    store = open_store()  # a restarted bridge: nothing in memory
+    try:
+        for q, answer in zip(qs, before):
+            assert_same(store.series(q), answer, repr(q))
+        assert_answers(store, first, qs)
+        write_all(store, items[12:])  # the resumed steps land in buckets written before the restart
+        assert_answers(store, points, qs)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_writing_the_same_batches_again_changes_no_answer(engine, tmp_path, request):
+    rng = np.random.default_rng(9)
+    points = curve(rng, 10_000)
+    items = batches(points, np.arange(500, len(points), 500))
+    store = opener(engine, tmp_path, request)()
+    try:
+        write_all(store, items)
+        qs = queries(points, rng)
+        answers = [store.series(q) for q in qs]
+        write_all(store, items[3:9], per_write=2)  # re-sent
+        store.write(items[:2] + items[:2])  # and twice in one write
+        for q, answer in zip(qs, answers):
+            assert_same(store.series(q), answer, repr(q))
+        assert store.metrics("proj", "run")[0].count == len(points)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_answers_with_rollups_off_are_the_same(engine, tmp_path, request):
+    rng = np.random.default_rng(10)
+    points = curve(rng, 8_000, regress=True)
+    store = opener(engine, tmp_path, request)(rollups="off")
+    try:
+        write_all(store, batches(points, np.arange(700, len(points), 700)))
+        assert_answers(store, points, queries(points, rng))
+    finally:
+        store.close()
+
+
+def test_influxdb_rows_of_several_writers_merge_at_query_time(tmp_path, request):
+    rng = np.random.default_rng(12)
+    points = curve(rng, 12_000, regress=True)
+    items = batches(points, np.arange(300, len(points), 300))
+    open_store = opener("influxdb", tmp_path, request)
+    a, b = open_store(writer="bridge-a"), open_store(writer="bridge-b")
+    try:
+        for i, item in enumerate(items):  # a shared subscription: batches alternate between bridges
+            (a if i % 3 else b).write([item])
+        assert_answers(a, points, queries(points, rng))
+        assert_answers(b, points, queries(points, rng))
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_duckdb_file_with_the_old_points_table_is_converted_when_opened(tmp_path):
+    import duckdb
+
+    rng = np.random.default_rng(13)
+    points = curve(rng, 5_000)
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE series (sid INTEGER PRIMARY KEY, project VARCHAR NOT NULL, run VARCHAR NOT NULL,
+        key VARCHAR NOT NULL, kind VARCHAR NOT NULL, count BIGINT NOT NULL DEFAULT 0, first_step BIGINT,
+        last_step BIGINT, first_ns BIGINT, last_ns BIGINT, last_value DOUBLE, last_is_nan BOOLEAN DEFAULT false,
+        UNIQUE (project, run, key, kind))""")
+    con.execute("CREATE TABLE points (sid INTEGER NOT NULL, step BIGINT NOT NULL, wall_ns BIGINT NOT NULL, value DOUBLE)")
+    con.execute("INSERT INTO series VALUES (1, 'proj', 'run', 'loss', 'scalar', ?, 0, 0, ?, ?, 0, false)",
+                [len(points), int(points.walls.min()), int(points.walls.max())])
+    old = {"sid": np.ones(len(points), np.int32), "step": points.steps, "wall_ns": points.walls, "value": points.values}
+    con.register("old", old)
+    con.execute("INSERT INTO points SELECT * FROM old")
+    con.close()
+    store = duckdb_store(path)
+    try:
+        assert_answers(store, points, queries(points, rng))
+    finally:
+        store.close()
