@@ -1,8 +1,9 @@
 """Raw points packed in chunks: the DuckDB store keeps a series' points as rows
 of up to ``CHUNK_POINTS`` consecutive points (one batch, wall-time order; once
-a series has rollups, a chunk also ends where its bottom step bucket ends, so
-a straddling bucket's points come in one or two chunks), each a little-endian
-array of ``(step int64, wall_ns int64, value float64)``.
+a series has rollups, a chunk also ends where its bottom step bucket or its
+bottom time bucket ends, so the chunks of a straddling bucket hold its points
+and few others), each a little-endian array of ``(step int64, wall_ns int64,
+value float64)``.
 
 Why not one row per point: a zoomed-out query needs the raw points of about
 two bottom buckets per pixel column, scattered over the whole series. DuckDB
@@ -11,7 +12,7 @@ from a 100M-row table decodes most of it; fetching 4,000 chunks by id
 (a hash join on one small column, then one BLOB per hit) does not. NaN and
 ±Inf are stored as they are.
 
-    >>> split(5, size=2).tolist(), split(5, np.array([0, 0, 0, 1, 1]), size=2).tolist()
+    >>> split(5, size=2).tolist(), split(5, (np.array([0, 0, 0, 1, 1]),), size=2).tolist()
     ([0, 2, 4], [0, 2, 3])
     >>> blobs = encode(np.array([1, 2, 3]), np.array([10, 20, 30]), np.array([0.5, np.nan, -np.inf]), split(3, size=2))
     >>> [len(b) for b in blobs]
@@ -32,11 +33,13 @@ CHUNK_POINTS = 128
 RECORD = np.dtype([("step", "<i8"), ("wall", "<i8"), ("value", "<f8")])
 
 
-def split(n: int, group: np.ndarray | None = None, size: int = CHUNK_POINTS) -> np.ndarray:
+def split(n: int, groups: tuple[np.ndarray, ...] = (), size: int = CHUNK_POINTS) -> np.ndarray:
     """Start offsets of chunks of at most ``size`` points that also start
-    wherever ``group`` (one value per point) changes."""
-    starts = np.zeros(1, dtype=np.int64) if group is None else \
-        np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+    wherever one of ``groups`` (arrays of one value per point) changes."""
+    change = np.zeros(max(n - 1, 0), dtype=bool)
+    for group in groups:
+        change |= group[1:] != group[:-1]
+    starts = np.flatnonzero(np.concatenate(([True], change)))
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     lens = np.diff(np.append(starts, n))

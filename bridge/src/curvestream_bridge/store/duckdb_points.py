@@ -32,11 +32,13 @@ from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.levels import AXES, MIN_POINTS, LevelPlan, batch_partials, choose_base, order_by_x
 from curvestream_bridge.store.m4agg import FIRST, LAST, MAX, MIN, NAN, M4Agg, merge
 from curvestream_bridge.store.m4query import (
+    Frame,
     assemble,
     empty_result,
     frame,
     m4_result,
     points_result,
+    probably_raw,
     raw_result,
     rollup_axis,
 )
@@ -191,8 +193,9 @@ class PointWriter:
 
     def _add_chunks(self, rows: dict[str, list[Any]], sid: int, steps: np.ndarray, walls: np.ndarray,
                     values: np.ndarray, plans: dict[str, LevelPlan] | None) -> np.ndarray:
-        group = None if plans is None else np.right_shift(steps, plans["step"].base)
-        starts = chunk_codec.split(len(steps), group)
+        groups = () if plans is None else (np.right_shift(steps, plans["step"].base),
+                                           np.right_shift(walls, plans["time"].base))
+        starts = chunk_codec.split(len(steps), groups)
         blobs = chunk_codec.encode(steps, walls, values, starts)
         cid0 = self.next_cid
         self.next_cid += len(blobs)
@@ -267,35 +270,46 @@ def series_query(cur: duckdb.DuckDBPyConnection, q: SeriesQuery, sid: int, plan:
                  origin: int) -> SeriesResult:
     axis = rollup_axis(q.x)
     xc = ("s0", "s1") if axis == "step" else ("w0", "w1")
-    extent = None
-    if q.start is None or q.end is None:
-        col = ("min_step", "max_step") if axis == "step" else ("first_ns", "last_ns")
-        found = cur.execute(f"SELECT {col[0]}, {col[1]} FROM series WHERE sid = ?", [sid]).fetchall()
-        row = found[0] if found else None
-        if row is None or row[0] is None:
-            return empty_result(q)
-        extent = (int(row[0]), int(row[1]))
-    f = frame(q, origin, extent, plan)
+    col = ("min_step", "max_step") if axis == "step" else ("first_ns", "last_ns")
+    found = cur.execute(f"SELECT count, {col[0]}, {col[1]} FROM series WHERE sid = ?", [sid]).fetchall()
+    if not found or found[0][1] is None:
+        return empty_result(q)
+    count, extent = int(found[0][0]), (int(found[0][1]), int(found[0][2]))
+    f = frame(q, origin, extent, None)
     if f is None or f.lo > f.hi:
         return empty_result(q)
+    raw_where = f"sid = ? AND {xc[1]} >= ? AND {xc[0]} <= ?"
     if plan is None:
-        pts = _chunk_points(cur, f"sid = ? AND {xc[1]} >= ? AND {xc[0]} <= ?", [sid, f.lo, f.hi])
+        pts = _chunk_points(cur, raw_where, [sid, f.lo, f.hi])
         before = _neighbour(cur, sid, axis, f.lo, before=True)
         after = _neighbour(cur, sid, axis, f.hi, before=False)
         step, wall, value = (np.concatenate([p[k] for p in (pts, before, after)]) for k in ("step", "wall", "value"))
         return points_result(f, step, wall, value)
+    if probably_raw(f, count, extent):
+        probe = frame(q, origin, extent, plan, columns=False)
+        assert probe is not None
+        agg = _rolled_up(cur, sid, plan, probe)
+        if int(agg.n[probe.columns].sum()) <= 4 * f.width:
+            pts = _chunk_points(cur, raw_where, [sid, f.lo, f.hi])
+            return raw_result(f, pts["step"], pts["wall"], pts["value"], agg.point(LAST, 0),
+                              agg.point(FIRST, len(agg) - 1))
+    f = frame(q, origin, extent, plan)
+    assert f is not None
+    agg = _rolled_up(cur, sid, plan, f)
+    if int(agg.n[f.columns].sum()) > 4 * f.width:
+        return m4_result(f, agg)
+    pts = _chunk_points(cur, raw_where, [sid, f.lo, f.hi])
+    return raw_result(f, pts["step"], pts["wall"], pts["value"], agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
+
+
+def _rolled_up(cur: duckdb.DuckDBPyConnection, sid: int, plan: LevelPlan, f: Frame) -> M4Agg:
+    """Per-interval aggregates of a frame: its rollup rows and the chunks of its straddling buckets."""
     assert f.pieces is not None
-    rows = _rollup_rows(cur, sid, axis, plan, f.pieces)
+    rows = _rollup_rows(cur, sid, f.axis, plan, f.pieces)
     bottom = rows[0][2]
     strad = np.flatnonzero(np.isin(rows[0][1], f.pieces.straddlers) & (bottom.c0 >= 0))
-    cids = _expand(bottom.c0[strad], bottom.c1[strad])
-    raw = _chunks_by_id(cur, sid, cids)
-    agg = assemble(f, rows, (raw["step"], raw["wall"], raw["value"]))
-    total = int(agg.n[f.columns].sum())
-    if total > 4 * f.width:
-        return m4_result(f, agg)
-    pts = _chunk_points(cur, f"sid = ? AND {xc[1]} >= ? AND {xc[0]} <= ?", [sid, f.lo, f.hi])
-    return raw_result(f, pts["step"], pts["wall"], pts["value"], agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
+    raw = _chunks_by_id(cur, sid, _expand(bottom.c0[strad], bottom.c1[strad]))
+    return assemble(f, rows, (raw["step"], raw["wall"], raw["value"]))
 
 
 def _rollup_rows(cur: duckdb.DuckDBPyConnection, sid: int, axis: str, plan: LevelPlan,

@@ -129,27 +129,33 @@ class InfluxStore:
         return results
 
     def _statements(self, statements: list[str]) -> list[list[dict[str, Any]]]:
-        """Run statements (POSTed, many per request); the result series of each."""
+        """Run statements (POSTed, many per request); the result series of each.
+
+        One request at a time: parallel requests were 20% faster on data in
+        TSM files but 10× slower on data still in the write cache (each
+        statement scans the series' cached points under a lock)."""
         out: list[list[dict[str, Any]]] = []
         for i in range(0, len(statements), STATEMENTS_PER_REQUEST):
-            part = statements[i:i + STATEMENTS_PER_REQUEST]
-            try:
-                resp = self._http.post("/query", data={"db": self.database, "q": ";".join(part), "epoch": "ns",
-                                                       **self._auth_params})
-            except httpx.HTTPError as exc:
-                raise StoreUnavailable(f"InfluxDB query failed: {exc}") from None
-            if resp.status_code >= 500 or resp.status_code == 429:
-                raise StoreUnavailable(f"InfluxDB answered {resp.status_code}: {resp.text[:200]}")
-            doc = json.loads(resp.text)
-            if "error" in doc:
-                raise StoreUnavailable(f"InfluxDB query error: {doc['error']}")
-            results: list[list[dict[str, Any]]] = [[] for _ in part]
-            for r in doc.get("results", []):
-                if "error" in r:
-                    raise RuntimeError(f"InfluxQL error: {r['error']} in {part[r.get('statement_id', 0)][:200]}")
-                results[r.get("statement_id", 0)] = r.get("series", [])
-            out.extend(results)
+            out.extend(self._request_statements(statements[i:i + STATEMENTS_PER_REQUEST]))
         return out
+
+    def _request_statements(self, part: list[str]) -> list[list[dict[str, Any]]]:
+        try:
+            resp = self._http.post("/query", data={"db": self.database, "q": ";".join(part), "epoch": "ns",
+                                                   **self._auth_params})
+        except httpx.HTTPError as exc:
+            raise StoreUnavailable(f"InfluxDB query failed: {exc}") from None
+        if resp.status_code >= 500 or resp.status_code == 429:
+            raise StoreUnavailable(f"InfluxDB answered {resp.status_code}: {resp.text[:200]}")
+        doc = json.loads(resp.text)
+        if "error" in doc:
+            raise StoreUnavailable(f"InfluxDB query error: {doc['error']}")
+        results: list[list[dict[str, Any]]] = [[] for _ in part]
+        for r in doc.get("results", []):
+            if "error" in r:
+                raise RuntimeError(f"InfluxQL error: {r['error']} in {part[r.get('statement_id', 0)][:200]}")
+            results[r.get("statement_id", 0)] = r.get("series", [])
+        return results
 
     def _series(self, q: str, chunked: bool = False) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []

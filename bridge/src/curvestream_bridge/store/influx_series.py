@@ -16,7 +16,16 @@ from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.influx_rollup import SeriesKey, Statements, rows_of, series_where
 from curvestream_bridge.store.levels import LevelPlan
 from curvestream_bridge.store.m4agg import FIRST, LAST, M4Agg
-from curvestream_bridge.store.m4query import Frame, assemble, empty_result, frame, m4_result, raw_result, rollup_axis
+from curvestream_bridge.store.m4query import (
+    Frame,
+    assemble,
+    empty_result,
+    frame,
+    m4_result,
+    probably_raw,
+    raw_result,
+    rollup_axis,
+)
 
 __all__ = ["series_query", "points_of", "GAP_BUCKETS", "NONFINITE"]
 
@@ -30,25 +39,38 @@ NONFINITE = {1: np.nan, 2: np.inf, 3: -np.inf}
 def series_query(run: Statements, key: SeriesKey, q: SeriesQuery, plan: LevelPlan, origin: int) -> SeriesResult:
     axis = rollup_axis(q.x)
     where = series_where(key)
-    measurement = f"cs_m4_{axis}"
-    top_stmt = f'SELECT "m" FROM "{measurement}" WHERE {where} AND "k" = \'{plan.top}\''
-    top_rows = None
-    extent = None
-    if q.start is None or q.end is None:
-        top_rows = rows_of(run([top_stmt])[0], plan.size(plan.top))
-        agg = top_rows[1]
-        if len(agg) == 0:
-            return empty_result(q)
-        xs = agg.step if axis == "step" else agg.wall
-        extent = (int(xs[FIRST].min()), int(xs[LAST].max()))
-    f = frame(q, origin, extent, plan)
-    if f is None or f.lo > f.hi or f.pieces is None:
+    top = rows_of(run([f'SELECT "m" FROM "cs_m4_{axis}" WHERE {where} AND "k" = \'{plan.top}\''])[0],
+                  plan.size(plan.top))
+    if len(top[1]) == 0:
         return empty_result(q)
+    xs = top[1].step if axis == "step" else top[1].wall
+    extent = (int(xs[FIRST].min()), int(xs[LAST].max()))
+    f = frame(q, origin, extent, None)
+    if f is None or f.lo > f.hi:
+        return empty_result(q)
+    if probably_raw(f, int(top[1].n.sum()), extent):
+        probe = frame(q, origin, extent, plan, columns=False)
+        assert probe is not None
+        rows, agg = _rolled_up(run, where, probe, top)
+        if int(agg.n[probe.columns].sum()) <= 4 * f.width:
+            return _raw_answer(run, where, probe, rows, agg)
+    f = frame(q, origin, extent, plan)
+    assert f is not None
+    rows, agg = _rolled_up(run, where, f, top)
+    if int(agg.n[f.columns].sum()) > 4 * f.width:
+        return m4_result(f, agg)
+    return _raw_answer(run, where, f, rows, agg)
+
+
+def _rolled_up(run: Statements, where: str, f: Frame,
+               top: tuple[np.ndarray, M4Agg]) -> tuple[list[tuple[int, np.ndarray, M4Agg]], M4Agg]:
+    """The rollup rows a frame needs (and the raw points of its straddling
+    buckets), and its per-interval aggregates."""
+    assert f.pieces is not None
+    plan = f.pieces.plan
+    measurement = f"cs_m4_{f.axis}"
     stmts: list[str] = []
     targets: list[tuple[str, int]] = []  # ("m4", level) or ("raw", 0)
-    if top_rows is None:
-        stmts.append(top_stmt)
-        targets.append(("m4", plan.top))
     for k in plan.levels:
         if k == plan.top:
             continue
@@ -61,28 +83,20 @@ def series_query(run: Statements, key: SeriesKey, q: SeriesQuery, plan: LevelPla
                          f'time >= {lo * size} AND time < {(hi + 1) * size}')
             targets.append(("m4", k))
     s0 = plan.size(0)
-    if axis == "time":
+    if f.axis == "time":
         for lo, hi in _runs(f.pieces.straddlers, 0):
             stmts.append(_raw_stmt(where, lo * s0, (hi + 1) * s0 - 1))
             targets.append(("raw", 0))
-    results = run(stmts)
-    rows: list[tuple[int, np.ndarray, M4Agg]] = []
-    if top_rows is not None:
-        rows.append((plan.top, *top_rows))
+    rows: list[tuple[int, np.ndarray, M4Agg]] = [(plan.top, *top)]
     raws = []
-    for (kind, k), result in zip(targets, results):
+    for (kind, k), result in zip(targets, run(stmts) if stmts else []):
         if kind == "m4":
             rows.append((k, *rows_of(result, plan.size(k))))
         else:
             raws.append(points_of(result))
-    if axis == "step":
-        raws.extend(_step_straddlerpoints_of(run, where, f, rows))
-    raw = _concatpoints_of(raws)
-    agg = assemble(f, rows, raw)
-    total = int(agg.n[f.columns].sum())
-    if total > 4 * f.width:
-        return m4_result(f, agg)
-    return _raw_answer(run, where, f, rows, agg)
+    if f.axis == "step":
+        raws.extend(_step_straddler_points(run, where, f, rows))
+    return rows, assemble(f, rows, _concat_points(raws))
 
 
 def _raw_answer(run: Statements, where: str, f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
@@ -92,13 +106,13 @@ def _raw_answer(run: Statements, where: str, f: Frame, rows: list[tuple[int, np.
     else:
         wlo, whi = _wall_extent(f, rows, f.lo, f.hi)
         if wlo > whi:
-            return raw_result(f, *_concatpoints_of([]), agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
+            return raw_result(f, *_concat_points([]), agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
         stmt = _raw_stmt(where, wlo, whi) + f' AND "step" >= {f.lo} AND "step" <= {f.hi}'
     step, wall, value = points_of(run([stmt])[0])
     return raw_result(f, step, wall, value, agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
 
 
-def _step_straddlerpoints_of(run: Statements, where: str, f: Frame,
+def _step_straddler_points(run: Statements, where: str, f: Frame,
                            rows: list[tuple[int, np.ndarray, M4Agg]]) -> list[tuple[np.ndarray, ...]]:
     """Raw points of the straddling bottom step buckets: by time, within the
     wall-time extent of each bucket's rows, then by step."""
@@ -119,13 +133,15 @@ def _step_straddlerpoints_of(run: Statements, where: str, f: Frame,
 
 
 def _wall_extent(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]], lo: int, hi: int) -> tuple[int, int]:
-    """Wall-time extent of the points with step in [lo, hi], from the rows
-    whose buckets overlap it."""
-    assert f.pieces is not None
+    """Wall-time extent of the points with step in [lo, hi]: from the rows of
+    the pieces of the range's columns and of the straddling bottom buckets."""
+    assert f.pieces is not None and f.intervals is not None
     wlo, whi = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     for k, buckets, agg in rows:
-        size = f.pieces.plan.size(k)
-        sel = (buckets * size <= hi) & ((buckets + 1) * size > lo)
+        iv = f.pieces.interval_of(k, buckets)
+        sel = (iv >= 1) & (iv <= len(f.intervals) - 2)
+        if k == 0:
+            sel |= np.isin(buckets, f.pieces.straddlers)
         if sel.any():
             wlo, whi = min(wlo, int(agg.wlo[sel].min())), max(whi, int(agg.whi[sel].max()))
     return wlo, whi
@@ -147,7 +163,7 @@ def points_of(result: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             np.asarray(values, dtype=np.float64))
 
 
-def _concatpoints_of(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _concat_points(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     step, wall, value = (np.concatenate([p[i] for p in parts]) for i in range(3))

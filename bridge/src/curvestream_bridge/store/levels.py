@@ -4,7 +4,7 @@ Level ``k`` (0 .. LEVELS-1) cuts the x axis into aligned buckets of
 ``S_k = 2**base * FANOUT**k`` units (steps, or nanoseconds for x = time):
 bucket ``b`` holds ``b*S_k <= x < (b+1)*S_k``. ``base`` is chosen once per
 series and axis from the spacing of its first points so that a bottom bucket
-holds about ``target`` points (a series logged every step and one logged every
+holds about ``target`` points (within a factor of √2) (a series logged every step and one logged every
 100 steps both get bottom buckets of a few dozen points).
 
 Each batch adds one *partial* aggregate per bucket it touches at every level
@@ -17,7 +17,7 @@ write costs about ``n/S_0 * FANOUT/(FANOUT-1) + LEVELS`` rows per axis.
     >>> choose_base("step", np.arange(0, 1000, 1), target=32)
     5
     >>> choose_base("step", np.arange(0, 100_000, 100), target=32)
-    11
+    12
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def choose_base(axis: str, x: np.ndarray, target: int) -> int:
     xs = np.unique(np.asarray(x, dtype=np.int64))
     gaps = np.diff(xs)
     gap = float(np.median(gaps)) if len(gaps) else 1.0
-    base = int(np.floor(np.log2(max(target * max(gap, 1.0), 1.0)) + 1e-9))
+    base = int(np.rint(np.log2(max(target * max(gap, 1.0), 1.0))))
     return int(min(max(base, 0), MAX_BASE))
 
 

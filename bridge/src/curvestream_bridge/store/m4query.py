@@ -28,7 +28,8 @@ from curvestream_bridge.store.levels import LevelPlan, order_by_x
 from curvestream_bridge.store.m4 import m4_indices
 from curvestream_bridge.store.m4agg import FIRST, LAST, M4Agg, merge, merge_runs, points_runs
 
-__all__ = ["Frame", "frame", "assemble", "m4_result", "raw_result", "points_result", "empty_result", "rollup_axis"]
+__all__ = ["Frame", "frame", "assemble", "m4_result", "raw_result", "points_result", "empty_result", "rollup_axis",
+           "probably_raw"]
 
 _KIND_ORDER = (0, 2, 3, 4, 1)  # first, min, max, nan, last
 
@@ -59,9 +60,12 @@ class Frame:
         return slice(1, len(self.intervals) - 1) if self.intervals is not None else slice(0, 0)
 
 
-def frame(q: SeriesQuery, origin: int, extent: tuple[int, int] | None, plan: LevelPlan | None) -> Frame | None:
+def frame(q: SeriesQuery, origin: int, extent: tuple[int, int] | None, plan: LevelPlan | None,
+          columns: bool = True) -> Frame | None:
     """The integer range of a query (``extent``: the series' min and max
-    position, used where start or end is omitted); None when it is empty."""
+    position, used where start or end is omitted); None when it is empty.
+    ``columns=False``: the whole range as one interval (to count its points
+    and find its neighbours before deciding between raw points and M4)."""
     scale = AxisScale(q.x, origin)
     if (q.start is None or q.end is None) and extent is None:
         return None
@@ -72,9 +76,20 @@ def frame(q: SeriesQuery, origin: int, extent: tuple[int, int] | None, plan: Lev
     width = max(1, int(q.width))
     f = Frame(q, scale, lo, hi, start, end, width)
     if plan is not None and lo <= hi:
-        f.intervals = Intervals.of(column_intervals(scale, lo, hi, start, end, width))
+        edges = column_intervals(scale, lo, hi, start, end, width) if columns else np.array([lo, hi + 1])
+        f.intervals = Intervals.of(edges)
         f.pieces = plan_pieces(f.intervals, plan)
     return f
+
+
+def probably_raw(f: Frame, count: int, extent: tuple[int, int]) -> bool:
+    """Whether the range likely holds few enough points to be answered raw
+    (then one interval is counted first instead of ``width`` columns)."""
+    lo, hi = max(f.lo, extent[0]), min(f.hi, extent[1])
+    if hi < lo:
+        return True
+    share = (hi - lo + 1) / max(extent[1] - extent[0] + 1, 1)
+    return count * share <= 16 * f.width
 
 
 def assemble(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
@@ -100,11 +115,7 @@ def assemble(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
         keep = iv >= 0
         if not keep.all():
             buckets, agg = buckets[keep], agg.take(np.flatnonzero(keep))
-        if len(buckets) > 1:
-            ordered = np.sort(buckets)
-            if np.any(ordered[1:] == ordered[:-1]):
-                buckets, group = np.unique(buckets, return_inverse=True)
-                agg = merge(agg, group.ravel(), len(buckets), f.axis)
+        buckets, agg = _one_row_per_bucket(buckets, agg, f.axis)
         parts.append(agg)
         starts.append(buckets * plan.size(k))
     raw_agg, raw_start = _raw_runs(f, *raw)
@@ -119,6 +130,23 @@ def assemble(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
         runs = np.flatnonzero(np.concatenate(([True], iv[1:] != iv[:-1])))
         out.put(iv[runs], merge_runs(agg, runs))
     return out
+
+
+def _one_row_per_bucket(buckets: np.ndarray, agg: M4Agg, axis: str) -> tuple[np.ndarray, M4Agg]:
+    """Merge the partial rows of buckets that have several (only those: a
+    general merge sorts)."""
+    if len(buckets) < 2:
+        return buckets, agg
+    order = np.argsort(buckets, kind="stable")
+    b = buckets[order]
+    dup = np.concatenate(([False], b[1:] == b[:-1]))
+    if not dup.any():
+        return buckets, agg
+    dup[:-1] |= dup[1:]  # both sides of each equal pair
+    single, multi = order[~dup], order[dup]
+    keys, group = np.unique(buckets[multi], return_inverse=True)
+    merged = merge(agg.take(multi), group.ravel(), len(keys), axis)
+    return np.concatenate([buckets[single], keys]), M4Agg.concat([agg.take(single), merged])
 
 
 def _raw_runs(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray) -> tuple[M4Agg, np.ndarray]:
