@@ -65,6 +65,18 @@ def test_small_live_batches_start_rollups_at_64_points_and_stay_exact(engine, tm
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_rollups_that_start_within_one_write_include_its_earlier_batches(engine, tmp_path, request):
+    rng = np.random.default_rng(6)
+    points = curve(rng, 2_000)
+    store = opener(engine, tmp_path, request)()
+    try:
+        write_all(store, batches(points, np.arange(30, len(points), 30)), per_write=5)  # 150 points a write
+        assert_answers(store, points, queries(points, rng))
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_rollups_survive_a_restart_and_new_points_merge_into_old_buckets(engine, tmp_path, request):
     rng = np.random.default_rng(8)
     points = curve(rng, 20_000, regress=True)

@@ -172,14 +172,17 @@ class PointWriter:
         bottom: dict[str, list[tuple[int, np.ndarray, M4Agg]]] = {a: [] for a in AXES}
         upper: dict[str, list[tuple[int, int, np.ndarray, M4Agg]]] = {a: [] for a in AXES}
         pending = dict(counts)
+        held: dict[int, list[tuple[np.ndarray, ...]]] = {}
         for sid, steps, walls, values in columns:
             order = np.argsort(walls, kind="stable")
             steps, walls, values = steps[order], walls[order], values[order]
             plans = self.plans.get(sid) or self._pending_plans.get(sid)
             cids = self._add_chunks(chunk_rows, sid, steps, walls, values, plans if self.rollups else None)
             pending[sid] = pending.get(sid, 0) + len(steps)
-            if plans is None and self.rollups and pending[sid] >= MIN_POINTS:
-                plans = self._start_rollups(cur, sid, steps, walls, values, cids, bottom, upper)
+            if plans is None and self.rollups:
+                held.setdefault(sid, []).append((steps, walls, values, cids))  # not in the table until the end
+                if pending[sid] >= MIN_POINTS:
+                    plans = self._start_rollups(cur, sid, held.pop(sid), bottom, upper)
             elif plans is not None and self.rollups:
                 self._partials(plans, sid, steps, walls, values, cids, bottom, upper)
         if chunk_rows["sid"]:
@@ -209,23 +212,21 @@ class PointWriter:
         rows["pts"].extend(blobs)
         return cid0 + np.repeat(np.arange(len(starts), dtype=np.int64), rows["n"][-1])
 
-    def _start_rollups(self, cur: duckdb.DuckDBPyConnection, sid: int, steps: np.ndarray, walls: np.ndarray,
-                       values: np.ndarray, cids: np.ndarray, bottom: dict, upper: dict) -> dict[str, LevelPlan]:
+    def _start_rollups(self, cur: duckdb.DuckDBPyConnection, sid: int, new: list[tuple[np.ndarray, ...]],
+                       bottom: dict, upper: dict) -> dict[str, LevelPlan]:
         """The series reaches MIN_POINTS: choose its levels from its points so far
-        and roll up everything it already holds."""
+        (stored, and ``new`` in this write) and roll up all of them."""
         rows = cur.execute("SELECT cid, n, pts FROM chunks WHERE sid = ? ORDER BY cid", [sid]).fetchall()
         old = chunk_codec.decode([r[2] for r in rows])
         old_cids = np.repeat(np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows])
-        all_steps = np.concatenate([old["step"], steps])
-        all_walls = np.concatenate([old["wall"], walls])
-        first = np.argsort(all_walls, kind="stable")[:4096]
-        plans = {"step": LevelPlan("step", choose_base("step", all_steps[first], BOTTOM_TARGET_POINTS)),
-                 "time": LevelPlan("time", choose_base("time", all_walls[first], BOTTOM_TARGET_POINTS))}
+        parts = [(old["step"], old["wall"], old["value"], old_cids), *new]
+        steps, walls, values, cids = (np.concatenate([p[i] for p in parts]) for i in range(4))
+        first = np.argsort(walls, kind="stable")[:4096]
+        plans = {"step": LevelPlan("step", choose_base("step", steps[first], BOTTOM_TARGET_POINTS)),
+                 "time": LevelPlan("time", choose_base("time", walls[first], BOTTOM_TARGET_POINTS))}
         cur.execute("UPDATE series SET m4_base_step = ?, m4_base_time = ? WHERE sid = ?",
                     [plans["step"].base, plans["time"].base, sid])
         self._pending_plans[sid] = plans
-        if len(old):
-            self._partials(plans, sid, old["step"], old["wall"], old["value"], old_cids, bottom, upper)
         self._partials(plans, sid, steps, walls, values, cids, bottom, upper)
         return plans
 
@@ -314,30 +315,28 @@ def _rolled_up(cur: duckdb.DuckDBPyConnection, sid: int, plan: LevelPlan, f: Fra
 
 def _rollup_rows(cur: duckdb.DuckDBPyConnection, sid: int, axis: str, plan: LevelPlan,
                  pieces: Any) -> list[tuple[int, np.ndarray, M4Agg]]:
-    bottom_keys = np.union1d(pieces.keys(plan.k0), pieces.straddlers)
+    """The rows of the pieces of every level (and of the straddling bottom
+    buckets), read by one statement so that DuckDB scans the tables side by side."""
+    bottom = np.union1d(pieces.keys(0), pieces.straddlers)
+    upper = [(k, pieces.keys(k)) for k in plan.levels if 0 < k < plan.top]
+    want = {"k": np.concatenate([np.full(len(b), k, np.int8) for k, b in upper]),
+            "b": np.concatenate([b for _, b in upper])}
     cols = ", ".join(_AGG_NAMES)
-    with scan(cur, "want_b", {"b": bottom_keys}):  # BETWEEN: zone maps skip row groups when zoomed in
-        got = cur.execute(f"SELECT m.b, {cols}, m.c0, m.c1 FROM m4b_{axis} m JOIN want_b w ON m.b = w.b "
-                          "WHERE m.sid = ? AND m.b BETWEEN ? AND ?",
-                          [sid, int(bottom_keys.min(initial=0)), int(bottom_keys.max(initial=0))]).fetchnumpy()
-    out = [(plan.k0, _ints(got["b"]), _agg_from(got))]
-    ks, bs = [], []
-    for k in plan.levels:
-        if plan.k0 < k < plan.top:
-            keys = pieces.keys(k)
-            ks.append(np.full(len(keys), k, np.int8))
-            bs.append(keys)
-    want = {"k": np.concatenate(ks), "b": np.concatenate(bs)}
-    with scan(cur, "want", want):
-        got = cur.execute(f"SELECT m.k, m.b, {cols} FROM m4_{axis} m JOIN want w ON m.k = w.k AND m.b = w.b "
-                          f"WHERE m.sid = $1 AND m.b BETWEEN $3 AND $4 "
-                          f"UNION ALL SELECT k, b, {cols} FROM m4_{axis} WHERE sid = $1 AND k = $2",
-                          [sid, plan.top, int(want["b"].min(initial=0)), int(want["b"].max(initial=0))]).fetchnumpy()
+    # the BETWEENs let zone maps skip row groups when the view is zoomed in
+    with scan(cur, "want_b", {"b": bottom}), scan(cur, "want", want):
+        got = cur.execute(
+            f"SELECT 0 AS k, m.b, {cols}, m.c0, m.c1 FROM m4b_{axis} m JOIN want_b w ON m.b = w.b "
+            f"WHERE m.sid = $1 AND m.b BETWEEN $3 AND $4 "
+            f"UNION ALL SELECT m.k, m.b, {cols}, -1, -1 FROM m4_{axis} m JOIN want w ON m.k = w.k AND m.b = w.b "
+            f"WHERE m.sid = $1 AND m.b BETWEEN $5 AND $6 "
+            f"UNION ALL SELECT k, b, {cols}, -1, -1 FROM m4_{axis} WHERE sid = $1 AND k = $2",
+            [sid, plan.top, int(bottom.min(initial=0)), int(bottom.max(initial=0)),
+             int(want["b"].min(initial=0)), int(want["b"].max(initial=0))]).fetchnumpy()
     k_all, b_all, agg = _ints(got["k"]), _ints(got["b"]), _agg_from(got)
+    out = []
     for k in plan.levels:
-        if k > plan.k0:
-            sel = np.flatnonzero(k_all == k)
-            out.append((k, b_all[sel], agg.take(sel)))
+        sel = np.flatnonzero(k_all == k)
+        out.append((k, b_all[sel], agg.take(sel)))
     return out
 
 
