@@ -97,7 +97,7 @@ class Run:
         self._next_step = 0
         self._queue: collections.deque = collections.deque()
         self._max_queue = settings.max_queue_calls
-        self._wake_len = max(1, settings.max_queue_calls // 2)  # wake the recorder for a burst, not per batch
+        self._wake_len = min(settings.max_queue_calls, max(1024, settings.max_batch_points // 2))
         self._keys: set[str] = set()
         self._closed = False
         self._forked = False

@@ -50,7 +50,7 @@ class Settings:
     max_batch_points: int = 20_000
     """Points (all keys together) per batch at most. CURVESTREAM_MAX_BATCH_POINTS."""
 
-    max_queue_calls: int = 65_536
+    max_queue_calls: int = 16_384
     """log() calls waiting in memory for the recorder thread at most; beyond it
     ``queue_full`` decides. CURVESTREAM_MAX_QUEUE_CALLS."""
 
