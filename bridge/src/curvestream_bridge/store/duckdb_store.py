@@ -328,9 +328,12 @@ class DuckDBStore:
         cur.execute("BEGIN TRANSACTION")  # one snapshot for the several reads of a query
         try:
             origin = self._run_start_ns(cur, q.project, q.run) if q.x == "relative" else 0
-            return series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin)
-        finally:
-            cur.execute("COMMIT")
+            result = series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin)
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
+        return result
 
     def histograms(self, project: str, run: str, key: str, limit: int = 500) -> list[dict[str, Any]]:
         sid = self._sids.get((project, run, key, "histogram"))

@@ -5,6 +5,7 @@ Measurements (tag values percent-encoded, see :mod:`.lineproto`)::
 
     cs_m4_step,metric,project,run,k=<level>,w=<writer>   m="<base64 aggregate>"   <bucket start, in steps>
     cs_m4_time,metric,project,run,k=<level>,w=<writer>   m="<base64 aggregate>"   <bucket start, in ns>
+                                    level 0 also: p="<base64 points of the bucket>" (empty: over PACK_POINTS)
     cs_m4_meta,metric,project,run                         bs=<base step>i,bt=<base time>i   0
 
 One row per bucket, level and writer. InfluxDB keeps one point per series and
@@ -14,6 +15,11 @@ memory; an older bucket (a step going back, a batch arriving late, a restart)
 is read first. Rows of different writers (``?writer=<id>`` on the store URL,
 default the host name; bridges sharing a database need different ids) never
 overwrite each other; queries merge them.
+
+A query reads the points of the few bottom buckets a pixel-column edge cuts
+from ``p`` rather than from ``cs_scalar``: a statement costs InfluxDB a scan
+of the series' points still in its write cache, and a bottom rollup series
+holds a dozen times fewer of them than the raw one.
 
 ``m`` packs the aggregate of :mod:`.m4agg` as one little-endian record
 (``RECORD``, 138 bytes, a multiple of 3 so that the base64 texts of many rows
@@ -35,11 +41,16 @@ from curvestream_bridge.store.levels import MIN_POINTS, LevelPlan, batch_partial
 from curvestream_bridge.store.lineproto import decode_tag, encode_tag, influxql_string, stored_tag
 from curvestream_bridge.store.m4agg import FIRST, KINDS, LAST, MAX, MIN, NAN, M4Agg, merge
 
-__all__ = ["RECORD", "pack", "unpack", "OpenBuckets", "BOTTOM_TARGET_POINTS", "RollupWriter", "Statements",
-           "SeriesKey", "series_where", "series_tags", "rows_of"]
+__all__ = ["RECORD", "POINT", "pack", "unpack", "pack_points", "unpack_points", "OpenBuckets",
+           "BOTTOM_TARGET_POINTS", "PACK_POINTS", "RollupWriter", "Statements", "SeriesKey", "series_where",
+           "series_tags", "rows_of", "packs_of"]
 
 BOTTOM_TARGET_POINTS = 16
 """Raw points are expensive to read back from InfluxDB (JSON), so its bottom buckets are small."""
+PACK_POINTS = 1500
+"""At most this many points in a bottom row's ``p`` (a string field holds 64 KB); beyond, ``p`` is
+empty and a query reads that bucket's points from cs_scalar."""
+POINT = np.dtype([("step", "<i8"), ("wall", "<i8"), ("value", "<f8")])
 
 _KINDS = ((FIRST, "f"), (LAST, "l"), (MIN, "mn"), (MAX, "mx"), (NAN, "nan"))
 RECORD = np.dtype(
@@ -66,6 +77,17 @@ def pack(agg: M4Agg) -> list[str]:
     return [base64.b64encode(raw[i:i + size]).decode("ascii") for i in range(0, len(raw), size)]
 
 
+def pack_points(points: np.ndarray) -> str:
+    """The ``p`` text of a bucket's points (a POINT array); empty when too many."""
+    if len(points) > PACK_POINTS:
+        return ""
+    return base64.b64encode(np.ascontiguousarray(points, dtype=POINT).tobytes()).decode("ascii")
+
+
+def unpack_points(texts: Iterable[str]) -> np.ndarray:
+    return np.frombuffer(base64.b64decode("".join(texts)), dtype=POINT)
+
+
 def unpack(texts: Iterable[str]) -> M4Agg:
     rec = np.frombuffer(base64.b64decode("".join(texts)), dtype=RECORD)
     agg = M4Agg.empty(len(rec))
@@ -81,9 +103,10 @@ def unpack(texts: Iterable[str]) -> M4Agg:
 @dataclasses.dataclass
 class OpenBuckets:
     """What one writer last wrote for a series and axis: per level, the
-    highest bucket and its aggregate (``None``: nothing written)."""
+    highest bucket and its aggregate (and at level 0 its points, None when
+    there were too many to keep)."""
 
-    last: dict[int, tuple[int, M4Agg] | None]
+    last: dict[int, tuple[int, M4Agg, np.ndarray | None]]
 
     def copy(self) -> "OpenBuckets":
         return OpenBuckets(dict(self.last))
@@ -119,6 +142,37 @@ def rows_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, M4Agg]
             times.append(t)
             texts.append(json.loads(m) if m.startswith('"') else m)
     return np.floor_divide(np.asarray(times, dtype=np.int64), size), unpack(texts)
+
+
+def packs_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """Buckets and points of ``SELECT "p"`` result series (None: too many points, not packed)."""
+    buckets: list[int] = []
+    packs: list[np.ndarray | None] = []
+    for s in result:
+        for t, p in s["values"]:
+            buckets.append(t // size)
+            packs.append(unpack_points([p]) if p else None)
+    return np.asarray(buckets, dtype=np.int64), packs
+
+
+def _bucket_points(plan: LevelPlan, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> dict[int, np.ndarray]:
+    """The points of a batch by bottom bucket."""
+    pts = np.empty(len(steps), dtype=POINT)
+    pts["step"], pts["wall"], pts["value"] = steps, walls, values
+    b = np.right_shift(steps if plan.axis == "step" else walls, plan.base)
+    order = np.argsort(b, kind="stable")
+    b, pts = b[order], pts[order]
+    starts = np.flatnonzero(np.concatenate(([True], b[1:] != b[:-1]))) if len(b) else np.zeros(0, np.int64)
+    return {int(q): part for q, part in zip(b[starts], np.split(pts, starts[1:]))}
+
+
+def _joined(*parts: np.ndarray | None) -> np.ndarray | None:
+    """Points of one bucket from several sources, each once (None: one source had too many to keep)."""
+    if any(p is None for p in parts):
+        return None
+    pts = np.concatenate(parts)
+    _, idx = np.unique(pts["wall"], return_index=True)
+    return pts[idx]
 
 
 class RollupWriter:
@@ -182,11 +236,13 @@ class RollupWriter:
                 for axis in plans_new[key]:
                     open_new[(key, axis)] = OpenBuckets({})
         reads: list[tuple[SeriesKey, str, int, np.ndarray]] = []
-        pending: list[tuple[SeriesKey, str, int, np.ndarray, M4Agg]] = []
+        pending: list[tuple[SeriesKey, str, int, np.ndarray, M4Agg, list[np.ndarray | None]]] = []
         for key, plans, steps, walls, values in work:
             for axis, plan in plans.items():
                 ob = open_new[(key, axis)]
+                new_points = _bucket_points(plan, steps, walls, values)
                 for k, buckets, agg in list(batch_partials(plan, steps, walls, values)):  # merged into below
+                    pts: list[np.ndarray | None] = [new_points[int(b)] for b in buckets] if k == 0 else []
                     last = ob.last.get(k)
                     if last is not None:
                         same = buckets == last[0]
@@ -194,26 +250,35 @@ class RollupWriter:
                             i = int(np.flatnonzero(same)[0])
                             both = M4Agg.concat([agg.take(np.array([i])), last[1]])
                             agg.put(np.array([i]), merge(both, np.zeros(2, np.int64), 1, axis))
+                            if k == 0:
+                                pts[i] = _joined(pts[i], last[2])
                         older = buckets < last[0]
                         if older.any():
                             reads.append((key, axis, k, buckets[older]))
-                    pending.append((key, axis, k, buckets, agg))
+                    pending.append((key, axis, k, buckets, agg, pts))
                     top = int(np.argmax(buckets))
                     if last is None or buckets[top] >= last[0]:
-                        ob.last[k] = (int(buckets[top]), agg.take(np.array([top])))
+                        ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if k == 0 else None)
         stored = self._read_rows(reads, plans_of={k: p for k, p, *_ in work}, run=run)
-        for key, axis, k, buckets, agg in pending:
+        for key, axis, k, buckets, agg, pts in pending:
             old = stored.get((key, axis, k))
             if old is not None:
                 agg = _merge_into(agg, buckets, old[0], old[1], axis)
+                if k == 0:
+                    by_bucket = dict(zip(old[0].tolist(), old[2]))
+                    pts = [_joined(p, by_bucket[b]) if b in by_bucket else p for b, p in zip(buckets.tolist(), pts)]
                 ob = open_new[(key, axis)]
                 top = int(np.argmax(buckets))
                 if ob.last.get(k) is not None and ob.last[k][0] == buckets[top]:
-                    ob.last[k] = (int(buckets[top]), agg.take(np.array([top])))
+                    ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if k == 0 else None)
             plan = (self.plans.get(key) or plans_new[key])[axis]
             tags = f"cs_m4_{axis},{series_tags(key)},k={k},w={encode_tag(self.writer)}"
             size = plan.size(k)
-            out.extend(f'{tags} m="{text}" {int(b) * size}' for b, text in zip(buckets.tolist(), pack(agg)))
+            if k == 0:
+                out.extend(f'{tags} m="{text}",p="{"" if p is None else pack_points(p)}" {int(b) * size}'
+                           for b, text, p in zip(buckets.tolist(), pack(agg), pts))
+            else:
+                out.extend(f'{tags} m="{text}" {int(b) * size}' for b, text in zip(buckets.tolist(), pack(agg)))
         self._staged = (plans_new, counts_new, open_new)
         return out
 
@@ -230,34 +295,48 @@ class RollupWriter:
         """Copies of the open buckets of these series (read the first time)."""
         missing = [w for w in wanted if w not in self.open]
         if missing:
-            stmts = [f'SELECT last("m") FROM "cs_m4_{axis}" WHERE {series_where(key)} AND "w" = '
-                     f'{_lit(self.writer)} GROUP BY "k"' for key, axis in missing]
-            for (key, axis), result in zip(missing, run(stmts)):
+            stmts = []
+            for key, axis in missing:
+                where = f'{series_where(key)} AND "w" = {_lit(self.writer)}'
+                stmts.append(f'SELECT last("m") FROM "cs_m4_{axis}" WHERE {where} GROUP BY "k"')
+                stmts.append(f'SELECT last("p") FROM "cs_m4_{axis}" WHERE {where} AND "k" = \'0\'')
+            results = run(stmts)
+            for i, (key, axis) in enumerate(missing):
                 ob = OpenBuckets({})
                 plan = self.plans[key][axis]
-                for s in result:
+                for s in results[2 * i]:
                     k = int(decode_tag(s["tags"]["k"]))
                     buckets, agg = rows_of([s], plan.size(k))
-                    ob.last[k] = (int(buckets[0]), agg)
+                    ob.last[k] = (int(buckets[0]), agg, None)
+                if 0 in ob.last:
+                    _, packs = packs_of(results[2 * i + 1], plan.size(0))
+                    ob.last[0] = (ob.last[0][0], ob.last[0][1], packs[0] if packs else None)
                 self.open[(key, axis)] = ob
         return {w: self.open[w].copy() for w in wanted}
 
-    def _read_rows(self, reads: list[tuple[SeriesKey, str, int, np.ndarray]], plans_of: dict,
-                   run: Statements) -> dict[tuple[SeriesKey, str, int], tuple[np.ndarray, M4Agg]]:
-        """This writer's stored rows of these buckets."""
-        stmts, keys = [], []
+    def _read_rows(self, reads: list[tuple[SeriesKey, str, int, np.ndarray]], plans_of: dict, run: Statements
+                   ) -> dict[tuple[SeriesKey, str, int], tuple[np.ndarray, M4Agg, list[np.ndarray | None]]]:
+        """This writer's stored rows of these buckets (and at level 0 their points)."""
+        stmts: list[str] = []
+        keys: list[tuple[SeriesKey, str, int, int, int, int | None]] = []  # ..., index of "m", index of "p"
         for key, axis, k, buckets in reads:
             size = plans_of[key][axis].size(k)
             for lo, hi in _runs(np.unique(buckets), gap=1):
-                stmts.append(f'SELECT "m" FROM "cs_m4_{axis}" WHERE {series_where(key)} AND "k" = \'{k}\' AND '
-                             f'"w" = {_lit(self.writer)} AND time >= {lo * size} AND time < {(hi + 1) * size}')
-                keys.append((key, axis, k, size))
-        found: dict[tuple[SeriesKey, str, int], list[tuple[np.ndarray, M4Agg]]] = {}
-        for (key, axis, k, size), result in zip(keys, run(stmts) if stmts else []):
-            if result:
-                found.setdefault((key, axis, k), []).append(rows_of(result, size))
-        return {g: (np.concatenate([p[0] for p in parts]), M4Agg.concat([p[1] for p in parts]))
-                for g, parts in found.items()}
+                where = (f'{series_where(key)} AND "k" = \'{k}\' AND "w" = {_lit(self.writer)} AND '
+                         f'time >= {lo * size} AND time < {(hi + 1) * size}')
+                stmts.append(f'SELECT "m" FROM "cs_m4_{axis}" WHERE {where}')
+                if k == 0:
+                    stmts.append(f'SELECT "p" FROM "cs_m4_{axis}" WHERE {where}')
+                keys.append((key, axis, k, size, len(stmts) - (2 if k == 0 else 1), len(stmts) - 1 if k == 0 else None))
+        results = run(stmts) if stmts else []
+        found: dict[tuple[SeriesKey, str, int], list[tuple[np.ndarray, M4Agg, list[np.ndarray | None]]]] = {}
+        for key, axis, k, size, at_m, at_p in keys:
+            if results[at_m]:
+                buckets, agg = rows_of(results[at_m], size)
+                packs = packs_of(results[at_p], size)[1] if at_p is not None else [None] * len(buckets)
+                found.setdefault((key, axis, k), []).append((buckets, agg, packs))
+        return {g: (np.concatenate([p[0] for p in parts]), M4Agg.concat([p[1] for p in parts]),
+                    [x for p in parts for x in p[2]]) for g, parts in found.items()}
 
 
 def _merge_into(agg: M4Agg, buckets: np.ndarray, old_b: np.ndarray, old: M4Agg, axis: str) -> M4Agg:

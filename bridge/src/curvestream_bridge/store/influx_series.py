@@ -1,11 +1,10 @@
 """The series query on InfluxDB rollups (see :mod:`.influx_rollup`).
 
 InfluxQL cannot OR several time ranges in one statement, so every run of
-needed buckets is a statement of its own; all of a round go in one request.
-Round 1 reads the rollup rows of the pieces of every pixel column (and, for
-x = time, the raw points of the straddling bottom buckets, whose time ranges
-are known); for x = step the raw points are indexed by time, so round 2 reads
-them within the wall-time extent of each straddling bucket's rows.
+needed buckets is a statement of its own; all go in one request: the rollup
+rows of the pieces of every pixel column, and the points (``p``) of the
+straddling bottom buckets. Only a bucket with too many points to pack sends
+a second request, to ``cs_scalar``.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.influx_rollup import SeriesKey, Statements, rows_of, series_where
+from curvestream_bridge.store.influx_rollup import SeriesKey, Statements, packs_of, rows_of, series_where
 from curvestream_bridge.store.levels import LevelPlan
 from curvestream_bridge.store.m4agg import FIRST, LAST, M4Agg
 from curvestream_bridge.store.m4query import (
@@ -32,6 +31,9 @@ __all__ = ["series_query", "points_of", "GAP_BUCKETS", "NONFINITE"]
 GAP_BUCKETS = 24
 """Runs of needed buckets closer than this are read by one statement: a
 statement costs about as much as a couple dozen rows."""
+
+RAW_GAP_BUCKETS = 8
+"""Straddling bottom buckets closer than this share a statement for their raw points."""
 
 NONFINITE = {1: np.nan, 2: np.inf, 3: -np.inf}
 
@@ -70,7 +72,7 @@ def _rolled_up(run: Statements, where: str, f: Frame,
     plan = f.pieces.plan
     measurement = f"cs_m4_{f.axis}"
     stmts: list[str] = []
-    targets: list[tuple[str, int]] = []  # ("m4", level) or ("raw", 0)
+    targets: list[tuple[str, int]] = []  # ("m4", level) or ("points", 0)
     for k in plan.levels:
         if k == plan.top:
             continue
@@ -83,19 +85,22 @@ def _rolled_up(run: Statements, where: str, f: Frame,
                          f'time >= {lo * size} AND time < {(hi + 1) * size}')
             targets.append(("m4", k))
     s0 = plan.size(0)
-    if f.axis == "time":
-        for lo, hi in _runs(f.pieces.straddlers, 0):
-            stmts.append(_raw_stmt(where, lo * s0, (hi + 1) * s0 - 1))
-            targets.append(("raw", 0))
+    for lo, hi in _runs(f.pieces.straddlers, RAW_GAP_BUCKETS):
+        stmts.append(f'SELECT "p" FROM "{measurement}" WHERE {where} AND "k" = \'0\' AND '
+                     f'time >= {lo * s0} AND time < {(hi + 1) * s0}')
+        targets.append(("points", 0))
     rows: list[tuple[int, np.ndarray, M4Agg]] = [(plan.top, *top)]
     raws = []
+    unpacked: list[int] = []
     for (kind, k), result in zip(targets, run(stmts) if stmts else []):
         if kind == "m4":
             rows.append((k, *rows_of(result, plan.size(k))))
         else:
-            raws.append(points_of(result))
-    if f.axis == "step":
-        raws.extend(_step_straddler_points(run, where, f, rows))
+            buckets, packs = packs_of(result, s0)
+            raws.extend((p["step"], p["wall"], p["value"]) for p in packs if p is not None)
+            unpacked.extend(int(b) for b, p in zip(buckets, packs) if p is None)
+    if unpacked:
+        raws.extend(_unpacked_points(run, where, f, rows, np.unique(np.array(unpacked, dtype=np.int64))))
     return rows, assemble(f, rows, _concat_points(raws))
 
 
@@ -112,20 +117,22 @@ def _raw_answer(run: Statements, where: str, f: Frame, rows: list[tuple[int, np.
     return raw_result(f, step, wall, value, agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
 
 
-def _step_straddler_points(run: Statements, where: str, f: Frame,
-                           rows: list[tuple[int, np.ndarray, M4Agg]]) -> list[tuple[np.ndarray, ...]]:
-    """Raw points of the straddling bottom step buckets: by time, within the
-    wall-time extent of each bucket's rows, then by step."""
+def _unpacked_points(run: Statements, where: str, f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
+                     buckets: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+    """Raw points of straddling bottom buckets with too many points to pack,
+    from cs_scalar: by time (for x = step within the wall-time extent of the
+    bucket's rows, then by step)."""
     assert f.pieces is not None
     s0 = f.pieces.plan.size(0)
     bottom = [(b, a) for k, b, a in rows if k == 0]
-    if not bottom:
-        return []
-    buckets = np.concatenate([b for b, _ in bottom])
+    stored = np.concatenate([b for b, _ in bottom])
     agg = M4Agg.concat([a for _, a in bottom])
     stmts = []
-    for q in f.pieces.straddlers.tolist():
-        sel = np.flatnonzero(buckets == q)
+    for q in buckets.tolist():
+        if f.axis == "time":
+            stmts.append(_raw_stmt(where, q * s0, (q + 1) * s0 - 1))
+            continue
+        sel = np.flatnonzero(stored == q)
         if len(sel):
             stmts.append(_raw_stmt(where, int(agg.wlo[sel].min()), int(agg.whi[sel].max()))
                          + f' AND "step" >= {q * s0} AND "step" < {(q + 1) * s0}')
