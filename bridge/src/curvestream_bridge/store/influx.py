@@ -21,6 +21,7 @@ URL parameters: ``rollups=off`` (raw points only; queries read every point),
 
 from __future__ import annotations
 
+import concurrent.futures
 import gzip
 import json
 import logging
@@ -83,6 +84,7 @@ class InfluxStore:
         elif password or user:
             headers["Authorization"] = f"Token {password or user}"
         self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout_s)
+        self._writers = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="curvestream-influx-write")
         self._write_deadline_s = write_deadline_s
         self._lock = threading.Lock()
         self._runs_seen: set[tuple[str, str]] = set()
@@ -164,33 +166,48 @@ class InfluxStore:
         return out
 
     def _post_lines(self, lines: list[str]) -> None:
-        """POST lines in gzip'd chunks, retrying with jittered backoff (honouring
-        Retry-After) until the write deadline."""
+        """POST lines in gzip'd chunks of ~5,000, two requests in flight (compression and
+        InfluxDB's parsing overlap), each retried with jittered backoff (honouring
+        Retry-After) until the write deadline. Points are idempotent, so order does not matter."""
         deadline = time.monotonic() + self._write_deadline_s
+        chunks = [lines[i : i + LINES_PER_REQUEST] for i in range(0, len(lines), LINES_PER_REQUEST)]
+        if len(chunks) <= 1:
+            for chunk in chunks:
+                self._post_chunk(chunk, deadline)
+            return
+        futures = [self._writers.submit(self._post_chunk, chunk, deadline) for chunk in chunks]
+        errors = [f.exception() for f in futures]
+        for exc in errors:
+            if isinstance(exc, StoreUnavailable):
+                raise exc
+        for exc in errors:
+            if exc is not None:
+                raise exc
+
+    def _post_chunk(self, chunk: list[str], deadline: float) -> None:
         params = {"db": self.database, "precision": "ns", **self._auth_params}
-        for i in range(0, len(lines), LINES_PER_REQUEST):
-            body = gzip.compress("\n".join(lines[i : i + LINES_PER_REQUEST]).encode(), compresslevel=1)
-            backoff = 0.2
-            while True:
-                try:
-                    resp = self._http.post("/write", params=params, content=body,
-                                           headers={"Content-Encoding": "gzip", "Content-Type": "text/plain"})
-                    if resp.status_code == 204:
-                        break
-                    if resp.status_code == 400 and "partial write" not in resp.text:
-                        raise RuntimeError(f"InfluxDB rejected lines: {resp.text[:300]}")
-                    if resp.status_code < 500 and resp.status_code not in (429, 408):
-                        raise RuntimeError(f"InfluxDB write failed ({resp.status_code}): {resp.text[:300]}")
-                    retry_after = _retry_after(resp.headers.get("Retry-After"))
-                    problem = f"InfluxDB answered {resp.status_code}: {resp.text[:200]}"
-                except httpx.HTTPError as exc:
-                    retry_after = None
-                    problem = f"InfluxDB unreachable: {exc}"
-                delay = retry_after if retry_after is not None else backoff * (0.5 + random.random())
-                if time.monotonic() + delay > deadline:
-                    raise StoreUnavailable(problem, retry_after)
-                time.sleep(delay)
-                backoff = min(backoff * 2, 5.0)
+        body = gzip.compress("\n".join(chunk).encode(), compresslevel=1)
+        backoff = 0.2
+        while True:
+            try:
+                resp = self._http.post("/write", params=params, content=body,
+                                       headers={"Content-Encoding": "gzip", "Content-Type": "text/plain"})
+                if resp.status_code == 204:
+                    return
+                if resp.status_code == 400 and "partial write" not in resp.text:
+                    raise RuntimeError(f"InfluxDB rejected lines: {resp.text[:300]}")
+                if resp.status_code < 500 and resp.status_code not in (429, 408):
+                    raise RuntimeError(f"InfluxDB write failed ({resp.status_code}): {resp.text[:300]}")
+                retry_after = _retry_after(resp.headers.get("Retry-After"))
+                problem = f"InfluxDB answered {resp.status_code}: {resp.text[:200]}"
+            except httpx.HTTPError as exc:
+                retry_after = None
+                problem = f"InfluxDB unreachable: {exc}"
+            delay = retry_after if retry_after is not None else backoff * (0.5 + random.random())
+            if time.monotonic() + delay > deadline:
+                raise StoreUnavailable(problem, retry_after)
+            time.sleep(delay)
+            backoff = min(backoff * 2, 5.0)
 
     # ------------------------------------------------------------------ writing
     def write(self, batches: Sequence[DecodedBatch]) -> None:
@@ -451,6 +468,7 @@ class InfluxStore:
             return False
 
     def close(self) -> None:
+        self._writers.shutdown(wait=True)
         self._http.close()
 
 
