@@ -16,7 +16,8 @@ The timestamp of a point is its wall time, so a replayed point lands on itself.
 A batch whose (producer, seq) is in ``cs_batch`` is not written again.
 
 URL parameters: ``rollups=off`` (raw points only; queries read every point),
-``writer=<id>`` (this bridge's rollup rows; default the host name).
+``writer=<id>`` (this bridge's rollup rows; default the ``writer_id`` the
+bridge passes, its MQTT client id, else the host name).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import json
 import logging
 import math
 import random
+import re
 import socket
 import threading
 import time
@@ -59,6 +61,10 @@ __all__ = ["InfluxStore"]
 
 log = logging.getLogger("curvestream.bridge.influx")
 
+_TRANSIENT = re.compile(r"shutdown|shutting down|interrupted|timeout|timed out|max-concurrent|too many|closed",
+                        re.IGNORECASE)
+"""InfluxQL errors of the server's state, not of the statement (InfluxDB answers them inside a 200)."""
+
 LINES_PER_REQUEST = 5000
 STATEMENTS_PER_REQUEST = 4000
 
@@ -70,7 +76,8 @@ def _nonfinite_code(v: float) -> int:
 class InfluxStore:
     name = "influxdb"
 
-    def __init__(self, url: str, *, write_deadline_s: float = 30.0, timeout_s: float = 30.0) -> None:
+    def __init__(self, url: str, *, writer_id: str = "", write_deadline_s: float = 30.0,
+                 timeout_s: float = 30.0) -> None:
         parsed = urllib.parse.urlsplit(url)
         scheme = "https" if parsed.scheme == "influxdbs" else "http"
         self.database = parsed.path.strip("/") or "curvestream"
@@ -90,7 +97,7 @@ class InfluxStore:
         self._runs_seen: set[tuple[str, str]] = set()
         params = dict(urllib.parse.parse_qsl(parsed.query))
         self.rollups = params.get("rollups", "on").lower() not in ("off", "false", "0", "no")
-        self._rollup = RollupWriter(params.get("writer") or socket.gethostname())
+        self._rollup = RollupWriter(params.get("writer") or writer_id or socket.gethostname())
         self.version = ""
         self._connect()
 
@@ -155,7 +162,10 @@ class InfluxStore:
         results: list[list[dict[str, Any]]] = [[] for _ in part]
         for r in doc.get("results", []):
             if "error" in r:
-                raise RuntimeError(f"InfluxQL error: {r['error']} in {part[r.get('statement_id', 0)][:200]}")
+                text = f"InfluxQL error: {r['error']} in {part[r.get('statement_id', 0)][:200]}"
+                if _TRANSIENT.search(r["error"]):  # a server stopping or overloaded: the batch waits
+                    raise StoreUnavailable(text)
+                raise RuntimeError(text)
             results[r.get("statement_id", 0)] = r.get("series", [])
         return results
 
@@ -220,7 +230,7 @@ class InfluxStore:
                 for col in b.scalars:
                     columns.setdefault((b.project, b.run, col.key), []).append((col.steps, col.wall_ns, col.values))
             if self.rollups and columns:
-                lines.extend(self._rollup.lines(columns, self._statements, self._all_points))
+                lines.extend(self._rollup.lines(columns, self._statements, self._all_points, self._post_lines))
             for b in batches:
                 lines.append(f"cs_batch,producer={b.producer_id.hex()} seq={b.seq}i {b.seq}")
             self._post_lines(lines)

@@ -1,0 +1,42 @@
+"""InfluxDB answers some errors inside a 200: a server shutting down or overloaded
+makes a batch wait (and retry), never rejects it for good."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from curvestream_bridge.store import open_store
+from curvestream_bridge.store.base import StoreUnavailable
+
+
+def _answering(store, error: str) -> None:
+    store._http.close()
+    body = json.dumps({"results": [{"statement_id": 0, "error": error}]})
+    store._http = httpx.Client(base_url=store.base_url,
+                               transport=httpx.MockTransport(lambda request: httpx.Response(200, text=body)))
+
+
+@pytest.mark.parametrize("error", ["query engine shutdown", "query interrupted", "timeout",
+                                   "max-concurrent-queries limit exceeded(20, 20)"])
+def test_a_server_side_error_makes_the_write_wait(influxd, error):
+    store = open_store(influxd.store_url("errors"))
+    try:
+        _answering(store, error)
+        with pytest.raises(StoreUnavailable):
+            store._statements(['SELECT "bs" FROM "cs_m4_meta"'])
+    finally:
+        store.close()
+
+
+def test_an_error_of_the_statement_is_not_retried(influxd):
+    store = open_store(influxd.store_url("errors"))
+    try:
+        _answering(store, "error parsing query: found EOF, expected FROM at line 1, char 9")
+        with pytest.raises(RuntimeError) as err:
+            store._statements(["SELECT x"])
+        assert not isinstance(err.value, StoreUnavailable)
+    finally:
+        store.close()
