@@ -4,6 +4,10 @@ InfluxDB) merge the rows of several bridges writing one series."""
 
 from __future__ import annotations
 
+import json
+import urllib.parse
+import urllib.request
+
 import numpy as np
 import pytest
 
@@ -145,6 +149,58 @@ def test_influxdb_rows_of_several_writers_merge_at_query_time(tmp_path, request)
     finally:
         a.close()
         b.close()
+
+
+def test_influxdb_writers_that_both_see_a_new_series_first_agree_on_its_buckets(tmp_path, request):
+    """A shared subscription hands a new series' first two batches to two bridges at
+    once: each proposes bucket sizes from the batch it has (here 1 ms and 2 s apart:
+    different time buckets); both must end up with the plan that was stored first."""
+    rng = np.random.default_rng(21)
+    n = 4_000
+    steps = np.arange(n, dtype=np.int64)
+    gaps = np.where(np.arange(n) < 500, 1_000_000, 2_000_000_000)
+    points = Points(steps, 1_700_000_000_000_000_000 + np.cumsum(gaps), rng.standard_normal(n).cumsum())
+    items = batches(points, np.arange(500, n, 500))
+    open_store = opener("influxdb", tmp_path, request)
+    a, b = open_store(writer="bridge-a"), open_store(writer="bridge-b")
+    looked = b._rollup._load_plans
+    b._rollup._load_plans = lambda keys, run: None  # b looked for the plan before a had stored it
+    try:
+        a.write([items[0]])
+        b.write([items[1]])
+        b._rollup._load_plans = looked
+        for i, item in enumerate(items[2:]):
+            (a if i % 2 else b).write([item])
+        reader = open_store(writer="reader")
+        try:
+            for store in (a, b, reader):
+                assert_answers(store, points, queries(points, rng, 12))
+        finally:
+            reader.close()
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_bridge_names_its_influxdb_rollup_rows_by_its_mqtt_client_id(influxd):
+    """Bridges sharing a database keep apart by their MQTT client ids, which a broker
+    needs unique anyway: no bridge overwrites another's rollup rows."""
+    from curvestream_bridge.service import Bridge
+    from curvestream_bridge.settings import BridgeSettings
+
+    url = influxd.store_url("writer_ids")
+    rng = np.random.default_rng(3)
+    points = curve(rng, 1_000)
+    for client_id in ("curvestream-bridge-a", "curvestream-bridge-b"):
+        bridge = Bridge(BridgeSettings(store=url, mqtt_url="", mqtt_client_id=client_id))
+        try:
+            bridge.store.write(batches(points, [500], producer=client_id.encode()))
+        finally:
+            bridge.store.close()
+    q = urllib.parse.urlencode({"db": "writer_ids", "q": 'SHOW TAG VALUES FROM "cs_m4_step" WITH KEY = "w"'})
+    with urllib.request.urlopen(f"{influxd.url}/query?{q}") as resp:
+        series = json.load(resp)["results"][0]["series"]
+    assert sorted(v for _, v in series[0]["values"]) == ["curvestream-bridge-a", "curvestream-bridge-b"]
 
 
 def test_a_duckdb_file_with_the_old_points_table_is_converted_when_opened(tmp_path):

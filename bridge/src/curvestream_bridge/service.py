@@ -35,7 +35,7 @@ class Bridge:
     def __init__(self, settings: BridgeSettings, store: Store | None = None) -> None:
         self.settings = settings
         self.metrics = Metrics()
-        self.store = store if store is not None else open_store(settings.store)
+        self.store = store if store is not None else open_store(settings.store, writer_id=settings.mqtt_client_id)
         self.live = LiveHub(settings.live_frame_ms)
         self.subscriber: Subscriber | None = None
         self.ingest = Ingest(self.store, settings, self.metrics, publish_commit=self._publish_commit,

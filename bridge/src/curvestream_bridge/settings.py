@@ -23,7 +23,8 @@ class BridgeSettings(BaseSettings):
 
     mqtt_client_id: str = Field(default_factory=lambda: f"curvestream-bridge-{socket.gethostname()}")
     """Persistent-session client id: keep it stable across restarts so the broker
-    keeps messages for the bridge while it is down."""
+    keeps messages for the bridge while it is down; unique per bridge (bridges
+    sharing a subscription or an InfluxDB database tell their rows apart by it)."""
 
     mqtt_shared_group: str = ""
     """MQTT 5 shared subscription group (``$share/<group>/…``): bridges in one

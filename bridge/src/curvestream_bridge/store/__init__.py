@@ -9,12 +9,13 @@ from curvestream_bridge.store.base import Store, StoreUnavailable
 __all__ = ["open_store", "Store", "StoreUnavailable"]
 
 
-def open_store(url: str) -> Store:
+def open_store(url: str, writer_id: str = "") -> Store:
     """``duckdb:///path/file.db``, ``duckdb://:memory:`` or ``influxdb://[user:pass@]host:port/db``.
 
     Query parameters: ``rollups=off`` stores raw points only (no M4 rollups;
     for comparisons and debugging); InfluxDB also takes ``writer=<id>`` (see
-    :mod:`.influx_rollup`)."""
+    :mod:`.influx_rollup`), which overrides ``writer_id``: what names this
+    bridge's rollup rows among those of other bridges writing the same database."""
     parsed = urllib.parse.urlsplit(url)
     params = dict(urllib.parse.parse_qsl(parsed.query))
     rollups = _flag(params.get("rollups", "on"), "rollups")
@@ -28,7 +29,7 @@ def open_store(url: str) -> Store:
     if parsed.scheme in ("influxdb", "influxdbs"):
         from curvestream_bridge.store.influx import InfluxStore
 
-        return InfluxStore(url)
+        return InfluxStore(url, writer_id=writer_id)
     raise ValueError(f"unknown store {url!r}: use duckdb:///path/file.db or influxdb://host:8086/db")
 
 

@@ -6,15 +6,24 @@ Measurements (tag values percent-encoded, see :mod:`.lineproto`)::
     cs_m4_step,metric,project,run,k=<level>,w=<writer>   m="<base64 aggregate>"   <bucket start, in steps>
     cs_m4_time,metric,project,run,k=<level>,w=<writer>   m="<base64 aggregate>"   <bucket start, in ns>
                                     level 0 also: p="<base64 points of the bucket>" (empty: over PACK_POINTS)
-    cs_m4_meta,metric,project,run                         bs=<base step>i,bt=<base time>i   0
+    cs_m4_meta,metric,project,run,w=<writer>              bs=<base step>i,bt=<base time>i   <server time>
 
 One row per bucket, level and writer. InfluxDB keeps one point per series and
 timestamp, so a writer merges a bucket's new points into the row it wrote
 before and writes it again: the bucket it wrote last at each level is kept in
 memory; an older bucket (a step going back, a batch arriving late, a restart)
-is read first. Rows of different writers (``?writer=<id>`` on the store URL,
-default the host name; bridges sharing a database need different ids) never
-overwrite each other; queries merge them.
+is read first. Rows of different writers never overwrite each other; queries
+merge them. A bridge's writer id is its MQTT client id (unique among the
+bridges of a broker, stable across its restarts), or ``?writer=<id>`` on the
+store URL.
+
+The bucket sizes of a series (its ``cs_m4_meta``) are chosen once, from its
+first points. Two bridges may see a new series at the same moment (a shared
+subscription splits its first batches), so a writer that creates the plan
+writes its ``cs_m4_meta`` row first, without a timestamp (InfluxDB stamps it on
+arrival, and each writer's row is its own series), then reads the rows back:
+the earliest row is the plan of the series, for every writer and every query,
+whoever lost the race adopts it before writing a rollup row.
 
 A query reads the points of the few bottom buckets a pixel-column edge cuts
 from ``p`` rather than from ``cs_scalar``: a statement costs InfluxDB a scan
@@ -33,10 +42,12 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import logging
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from curvestream_bridge.store.base import StoreUnavailable
 from curvestream_bridge.store.levels import MIN_POINTS, LevelPlan, batch_partials, choose_base
 from curvestream_bridge.store.lineproto import decode_tag, encode_tag, influxql_string, stored_tag
 from curvestream_bridge.store.m4agg import FIRST, KINDS, LAST, MAX, MIN, NAN, M4Agg, merge
@@ -50,6 +61,8 @@ BOTTOM_TARGET_POINTS = 16
 PACK_POINTS = 1500
 """At most this many points in a bottom row's ``p`` (a string field holds 64 KB); beyond, ``p`` is
 empty and a query reads that bucket's points from cs_scalar."""
+log = logging.getLogger("curvestream.bridge.influx")
+
 POINT = np.dtype([("step", "<i8"), ("wall", "<i8"), ("value", "<f8")])
 
 _KINDS = ((FIRST, "f"), (LAST, "l"), (MIN, "mn"), (MAX, "mx"), (NAN, "nan"))
@@ -184,7 +197,8 @@ class RollupWriter:
         self.plans: dict[SeriesKey, dict[str, LevelPlan]] = {}
         self.counts: dict[SeriesKey, int] = {}  # points of series that have no rollups yet
         self.open: dict[tuple[SeriesKey, str], OpenBuckets] = {}
-        self._staged: tuple[dict, dict, dict] = ({}, {}, {})
+        self.unrolled: set[SeriesKey] = set()  # our plan is stored, the points stored before it are not rolled up yet
+        self._staged: tuple[dict, dict, dict, set] = ({}, {}, {}, set())
 
     def plan(self, key: SeriesKey, run: Statements) -> dict[str, LevelPlan] | None:
         """The levels of a series (read from cs_m4_meta the first time)."""
@@ -193,14 +207,35 @@ class RollupWriter:
         return self.plans.get(key)
 
     def _load_plans(self, keys: list[SeriesKey], run: Statements) -> None:
-        results = run([f'SELECT "bs", "bt" FROM "cs_m4_meta" WHERE {series_where(k)}' for k in keys])
+        self.plans.update(self._stored_plans(keys, run))
+
+    @staticmethod
+    def _stored_plans(keys: list[SeriesKey], run: Statements) -> dict[SeriesKey, dict[str, LevelPlan]]:
+        """The plan of each series that has one: its earliest cs_m4_meta row (of any writer)."""
+        results = run([f'SELECT "bs", "bt" FROM "cs_m4_meta" WHERE {series_where(k)} ORDER BY time ASC LIMIT 1'
+                       for k in keys])
+        plans = {}
         for key, result in zip(keys, results):
             if result and result[0]["values"]:
-                _, bs, bt = result[0]["values"][-1]
-                self.plans[key] = {"step": LevelPlan("step", int(bs)), "time": LevelPlan("time", int(bt))}
+                _, bs, bt = result[0]["values"][0]
+                plans[key] = {"step": LevelPlan("step", int(bs)), "time": LevelPlan("time", int(bt))}
+        return plans
+
+    def _claim_plans(self, proposed: dict[SeriesKey, dict[str, LevelPlan]], run: Statements,
+                     post: Callable[[list[str]], None]) -> dict[SeriesKey, dict[str, LevelPlan]]:
+        """Write our proposals, then read back what each series' plan is (ours, or an
+        earlier writer's)."""
+        post([f"cs_m4_meta,{series_tags(k)},w={encode_tag(self.writer)} bs={p['step'].base}i,bt={p['time'].base}i"
+              for k, p in proposed.items()])
+        stored = self._stored_plans(list(proposed), run)
+        missing = [k for k in proposed if k not in stored]
+        if missing:  # a write is readable when /write answers: only a server losing it gets here
+            raise StoreUnavailable(f"rollup plans of {len(missing)} series not readable after writing them")
+        return stored
 
     def lines(self, columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
-              run: Statements, raw_points: Callable[[SeriesKey], tuple[np.ndarray, ...]]) -> list[str]:
+              run: Statements, raw_points: Callable[[SeriesKey], tuple[np.ndarray, ...]],
+              post: Callable[[list[str]], None]) -> list[str]:
         plans_new: dict[SeriesKey, dict[str, LevelPlan]] = {}
         counts_new: dict[SeriesKey, int] = {}
         unknown = [k for k in columns if k not in self.plans]
@@ -213,23 +248,48 @@ class RollupWriter:
                 self.counts[key] = int(result[0]["values"][0][1]) if result and result[0]["values"] else 0
         out: list[str] = []
         work: list[tuple[SeriesKey, dict[str, LevelPlan], np.ndarray, np.ndarray, np.ndarray]] = []
+        proposed: dict[SeriesKey, dict[str, LevelPlan]] = {}
+        rolled_up: set[SeriesKey] = set()
+        batch_only: dict[SeriesKey, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         for key, cols in columns.items():
             steps, walls, values = (np.concatenate([c[i] for c in cols]) for i in range(3))
             plans = self.plans.get(key)
+            if plans is not None and key in self.unrolled:  # our plan, but its first write failed: again
+                old = raw_points(key)
+                steps, walls, values = (np.concatenate([o, n]) for o, n in zip(old, (steps, walls, values)))
+                rolled_up.add(key)
             if plans is None:
                 count = self.counts.get(key, 0) + len(steps)
                 if count < MIN_POINTS:
                     counts_new[key] = count
                     continue
                 if self.counts.get(key, 0):  # roll up what is stored too
+                    batch_only[key] = (steps, walls, values)
                     old = raw_points(key)
                     steps, walls, values = (np.concatenate([o, n]) for o, n in zip(old, (steps, walls, values)))
                 first = np.argsort(walls, kind="stable")[:4096]
                 plans = {"step": LevelPlan("step", choose_base("step", steps[first], BOTTOM_TARGET_POINTS)),
                          "time": LevelPlan("time", choose_base("time", walls[first], BOTTOM_TARGET_POINTS))}
-                plans_new[key] = plans
-                out.append(f"cs_m4_meta,{series_tags(key)} bs={plans['step'].base}i,bt={plans['time'].base}i 0")
+                proposed[key] = plans
             work.append((key, plans, steps, walls, values))
+        if proposed:
+            claimed = self._claim_plans(proposed, run, post)
+            for i, (key, plans, steps, walls, values) in enumerate(work):
+                if key not in proposed:
+                    continue
+                if claimed[key] == proposed[key]:
+                    plans_new[key] = plans
+                    if key in batch_only:  # until this write is stored, a retry rolls them up again
+                        self.unrolled.add(key)
+                        rolled_up.add(key)
+                    continue
+                # another writer made the plan first: it rolled up what was stored before it
+                log.info("rollups of %s: adopting the plan another writer made first", key)
+                if key in batch_only:
+                    steps, walls, values = batch_only[key]
+                work[i] = (key, claimed[key], steps, walls, values)
+                self.plans[key] = claimed[key]
+                self.counts.pop(key, None)
         open_new = self._open_for([(k, a) for k, plans, *_ in work for a in plans if k not in plans_new], run)
         for key, *_ in work:
             if key in plans_new:
@@ -279,17 +339,18 @@ class RollupWriter:
                            for b, text, p in zip(buckets.tolist(), pack(agg), pts))
             else:
                 out.extend(f'{tags} m="{text}" {int(b) * size}' for b, text in zip(buckets.tolist(), pack(agg)))
-        self._staged = (plans_new, counts_new, open_new)
+        self._staged = (plans_new, counts_new, open_new, rolled_up)
         return out
 
     def commit(self) -> None:
-        plans_new, counts_new, open_new = self._staged
+        plans_new, counts_new, open_new, rolled_up = self._staged
+        self.unrolled -= rolled_up
         self.plans.update(plans_new)
         for key in plans_new:
             self.counts.pop(key, None)
         self.counts.update(counts_new)
         self.open.update(open_new)
-        self._staged = ({}, {}, {})
+        self._staged = ({}, {}, {}, set())
 
     def _open_for(self, wanted: list[tuple[SeriesKey, str]], run: Statements) -> dict[tuple[SeriesKey, str], OpenBuckets]:
         """Copies of the open buckets of these series (read the first time)."""
