@@ -14,6 +14,8 @@ export const DEFAULT_VIEW = {
 export const TIMING = {
   /** Wait after the last zoom gesture before asking the bridge again. */
   zoomDebounceMs: 150,
+  /** While a chart's curves are answered one by one, draw what came at most this often (the last answer draws at once). */
+  answersDrawMs: 250,
   /** Re-query after a resize changed the plot width by more than this fraction. */
   resizeRequeryFraction: 0.15,
   /** Runs list polling, only while the live socket is down. */

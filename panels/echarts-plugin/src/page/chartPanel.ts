@@ -27,7 +27,7 @@ import {
 import type { LiveSeriesFrame, XMode } from '../types/api';
 import type { ChartModel, ChartSeriesInput, ChartSettings, SeriesData } from '../types/chart';
 import { ApiError, type ApiClient } from './api';
-import { coalesce, debounce, el } from './dom';
+import { debounce, el, throttle } from './dom';
 import { init, type EChartsType } from './echarts';
 
 /** One run on a chart, as the page asks for it. */
@@ -190,10 +190,11 @@ export class ChartPanel {
   private lastModel: ChartModel | null = null;
   private readonly resizeObserver: ResizeObserver;
   private readonly intersectionObserver: IntersectionObserver;
-  private readonly zoomQuery = debounce(() => this.queryDetails(), TIMING.zoomDebounceMs);
   private readonly userZoomed = debounce(() => this.finishUserZoom(), TIMING.zoomDebounceMs);
-  // live frames of many runs arrive every few ms: draw at most every 50 ms
-  private readonly renderSoon = coalesce(() => this.render(false), 50);
+  // live frames of many runs arrive every few ms: draw at most every 50 ms (at once after a quiet spell)
+  private readonly renderSoon = throttle(() => this.render(false), 50);
+  // the answers of several curves' queries (a first load, a zoom) come one by one: see drawAnswer()
+  private readonly drawAnswersSoon = throttle(() => this.render(false), TIMING.answersDrawMs);
 
   constructor(
     readonly key: string,
@@ -298,7 +299,7 @@ export class ChartPanel {
     if (sameWindow(window, this.window)) return;
     this.window = window;
     this.applyZoomToChart();
-    this.zoomQuery();
+    this.queryDetails();
   }
 
   appendLive(curveId: string, frame: LiveSeriesFrame): void {
@@ -361,9 +362,9 @@ export class ChartPanel {
   }
 
   dispose(): void {
-    this.zoomQuery.cancel();
     this.userZoomed.cancel();
     this.renderSoon.cancel();
+    this.drawAnswersSoon.cancel();
     for (const curve of this.curves.values()) curve.abort?.abort();
     this.resizeObserver.disconnect();
     this.intersectionObserver.disconnect();
@@ -381,8 +382,9 @@ export class ChartPanel {
     this.chart.on('datazoom', () => this.userZoomed());
     this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
     this.resizeObserver.observe(this.canvas);
-    this.render(true);
+    // ask first: the bridge works on the queries while ECharts sets up the empty chart
     this.reloadAll();
+    this.render(true);
   }
 
   private reloadAll(): void {
@@ -445,8 +447,22 @@ export class ChartPanel {
     }
     if (seq === curve.seq) {
       curve.abort = null;
-      this.render(false);
+      this.drawAnswer();
     }
+  }
+
+  /**
+   * A curve's query answered. Every drawing sets all curves' data again (and rasterizes
+   * them), so answers that come one by one are drawn together: at once when no other
+   * curve is still loading, else at most every `TIMING.answersDrawMs` meanwhile.
+   */
+  private drawAnswer(): void {
+    if ([...this.curves.values()].some((c) => c.abort !== null)) {
+      this.drawAnswersSoon();
+      return;
+    }
+    this.drawAnswersSoon.cancel();
+    this.render(false);
   }
 
   private async fetchSeries(
@@ -546,7 +562,8 @@ export class ChartPanel {
     this.window = window;
     // hold the window in x values, so live points growing the axis do not shift it
     this.applyZoomToChart();
-    this.zoomQuery();
+    // the gesture has settled (userZoomed waited for it): ask at once
+    this.queryDetails();
     this.host.onUserZoom(window, this);
   }
 

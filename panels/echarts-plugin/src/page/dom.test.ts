@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { coalesce, debounce } from './dom';
+import { coalesce, debounce, throttle } from './dom';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -37,5 +37,56 @@ describe('coalesce', () => {
       vi.advanceTimersByTime(10);
     }
     expect(fn.mock.calls.length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('throttle', () => {
+  it('calls once per burst, in a later task, without waiting when the last call was long ago', () => {
+    const fn = vi.fn();
+    const t = throttle(fn, 50);
+    t();
+    t();
+    expect(fn).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(0);
+    expect(fn).toHaveBeenCalledOnce();
+    vi.advanceTimersByTime(100);
+    t();
+    vi.advanceTimersByTime(0);
+    expect(fn).toHaveBeenCalledTimes(2);
+  });
+
+  it('calls at most once per interval under a steady stream, and is not postponed by it', () => {
+    const fn = vi.fn();
+    const t = throttle(fn, 50);
+    for (let ms = 0; ms < 200; ms += 10) {
+      t();
+      vi.advanceTimersByTime(10);
+    }
+    vi.advanceTimersByTime(50);
+    // calls at 0, 50, 100, 150 (and the last burst's at 200)
+    expect(fn.mock.calls.length).toBeGreaterThanOrEqual(4);
+    expect(fn.mock.calls.length).toBeLessThanOrEqual(5);
+  });
+
+  it('waits out the interval after a call, then calls once', () => {
+    const fn = vi.fn();
+    const t = throttle(fn, 50);
+    t();
+    vi.advanceTimersByTime(0);
+    vi.advanceTimersByTime(10);
+    t();
+    vi.advanceTimersByTime(39);
+    expect(fn).toHaveBeenCalledOnce();
+    vi.advanceTimersByTime(1);
+    expect(fn).toHaveBeenCalledTimes(2);
+  });
+
+  it('can be cancelled', () => {
+    const fn = vi.fn();
+    const t = throttle(fn, 50);
+    t();
+    t.cancel();
+    vi.advanceTimersByTime(100);
+    expect(fn).not.toHaveBeenCalled();
   });
 });

@@ -57,3 +57,33 @@ export function coalesce(fn: () => void, ms: number): (() => void) & { cancel():
   };
   return wrapped;
 }
+
+/**
+ * Calls fn soon (in a later task, so a burst of calls in one task makes one call), but
+ * never sooner than `ms` after its previous call: at most one call per `ms`, and none
+ * postponed when the previous one was long enough ago (unlike coalesce, which always waits).
+ */
+export function throttle(
+  fn: () => void,
+  ms: number,
+  now: () => number = () => Date.now(),
+): (() => void) & { cancel(): void } {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let last = -Infinity;
+  const wrapped = () => {
+    if (timer !== null) return;
+    timer = setTimeout(
+      () => {
+        timer = null;
+        last = now();
+        fn();
+      },
+      Math.max(0, last + ms - now()),
+    );
+  };
+  wrapped.cancel = () => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+  };
+  return wrapped;
+}
