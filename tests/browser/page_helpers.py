@@ -106,9 +106,12 @@ def hover_tooltip(page: Any, key: str, rows: int) -> dict[str, tuple[int, float]
 
 
 @contextlib.contextmanager
-def page_context(browser: Any, width: int, height: int, scale: float) -> Iterator[Any]:
-    """A page with its own viewport and device pixel ratio (the ``page`` fixture is 1280×800 at 1×)."""
+def page_context(browser: Any, width: int, height: int, scale: float, init_script: str | None = None) -> Iterator[Any]:
+    """A page with its own viewport and device pixel ratio (the ``page`` fixture is 1280×800 at 1×), in a
+    fresh context (empty cache); ``init_script`` runs before the page's own scripts."""
     context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale)
+    if init_script is not None:
+        context.add_init_script(init_script)
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
