@@ -89,3 +89,32 @@ def test_adopting_restores_project_and_run_from_the_segment_header(tmp_path):
     assert (adopted.project, adopted.run) == ("proj", "run / ü")
     assert adopted.producer_id == bytes(range(16))
     adopted.release(remove_if_empty=False)
+
+
+def test_runs_starting_together_in_one_spool_directory_never_remove_each_others_spools(tmp_path, monkeypatch):
+    """A run sends the leftovers of dead producers it finds in its spool directory (and
+    removes them when empty); a run starting at that very moment must not be taken for one."""
+    import os
+
+    take_lock = Spool._take_lock
+
+    def another_run_sweeps_first(spool: Spool) -> None:
+        if spool.owned:  # between the new run's directory and its lock: another run's sweep
+            for directory in list_producers(tmp_path):
+                try:
+                    Spool.adopt(directory).release()
+                except SpoolLocked:
+                    pass
+        take_lock(spool)
+
+    monkeypatch.setattr(Spool, "_take_lock", another_run_sweeps_first)
+    spools = [Spool.create(tmp_path, os.urandom(16), "p", f"run {i}") for i in range(3)]
+    for i, spool in enumerate(spools):
+        spool.append(1, f"point of run {i}".encode(), 0.0)
+    assert sorted(list_producers(tmp_path)) == sorted(s.dir for s in spools)
+    for spool in spools:
+        spool.release(remove_if_empty=False)
+    for spool in spools:
+        adopted = Spool.adopt(spool.dir)
+        assert adopted.run == spool.run and sum(seg.records for seg in adopted.segments) == 1
+        adopted.release(remove_if_empty=False)

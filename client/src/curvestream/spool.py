@@ -153,10 +153,20 @@ class Spool:
     # ---------------------------------------------------------------- opening
     @classmethod
     def create(cls, spool_dir: pathlib.Path, producer_id: bytes, project: str, run: str) -> "Spool":
+        """A new producer's spool. Its directory appears under its final name
+        already locked, so another run sending leftovers in the same spool
+        directory never takes it for a dead producer's (and removes it)."""
         directory = spool_dir / producer_id.hex()
-        directory.mkdir(parents=True, exist_ok=True)
-        spool = cls(directory, producer_id, project, run, owned=True)
+        if directory.is_dir():  # the same producer again: its own lock decides
+            spool = cls(directory, producer_id, project, run, owned=True)
+            spool._take_lock()
+            return spool
+        staging = spool_dir / f".{producer_id.hex()}.new"
+        staging.mkdir(parents=True, exist_ok=True)
+        spool = cls(staging, producer_id, project, run, owned=True)
         spool._take_lock()
+        os.rename(staging, directory)  # the lock is on the file, and stays held
+        spool.dir = directory
         return spool
 
     @classmethod
