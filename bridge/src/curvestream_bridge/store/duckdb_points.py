@@ -36,10 +36,9 @@ from curvestream_bridge.store.m4query import (
     assemble,
     empty_result,
     frame,
-    m4_result,
     points_result,
-    probably_raw,
     raw_result,
+    rollup_answer,
     rollup_axis,
 )
 
@@ -276,31 +275,22 @@ def series_query(cur: duckdb.DuckDBPyConnection, q: SeriesQuery, sid: int, plan:
     if not found or found[0][1] is None:
         return empty_result(q)
     count, extent = int(found[0][0]), (int(found[0][1]), int(found[0][2]))
-    f = frame(q, origin, extent, None)
-    if f is None or f.lo > f.hi:
-        return empty_result(q)
     raw_where = f"sid = ? AND {xc[1]} >= ? AND {xc[0]} <= ?"
-    if plan is None:
-        pts = _chunk_points(cur, raw_where, [sid, f.lo, f.hi])
-        before = _neighbour(cur, sid, axis, f.lo, before=True)
-        after = _neighbour(cur, sid, axis, f.hi, before=False)
-        step, wall, value = (np.concatenate([p[k] for p in (pts, before, after)]) for k in ("step", "wall", "value"))
-        return points_result(f, step, wall, value)
-    if probably_raw(f, count, extent):
-        probe = frame(q, origin, extent, plan, columns=False)
-        assert probe is not None
-        agg = _rolled_up(cur, sid, plan, probe)
-        if int(agg.n[probe.columns].sum()) <= 4 * f.width:
+    if plan is not None:
+        def raw(f: Frame, _: None, agg: M4Agg) -> SeriesResult:
             pts = _chunk_points(cur, raw_where, [sid, f.lo, f.hi])
             return raw_result(f, pts["step"], pts["wall"], pts["value"], agg.point(LAST, 0),
                               agg.point(FIRST, len(agg) - 1))
-    f = frame(q, origin, extent, plan)
-    assert f is not None
-    agg = _rolled_up(cur, sid, plan, f)
-    if int(agg.n[f.columns].sum()) > 4 * f.width:
-        return m4_result(f, agg)
+
+        return rollup_answer(q, origin, extent, count, plan, lambda f: (None, _rolled_up(cur, sid, plan, f)), raw)
+    f = frame(q, origin, extent, None)
+    if f is None or f.lo > f.hi:
+        return empty_result(q)
     pts = _chunk_points(cur, raw_where, [sid, f.lo, f.hi])
-    return raw_result(f, pts["step"], pts["wall"], pts["value"], agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
+    before = _neighbour(cur, sid, axis, f.lo, before=True)
+    after = _neighbour(cur, sid, axis, f.hi, before=False)
+    step, wall, value = (np.concatenate([p[k] for p in (pts, before, after)]) for k in ("step", "wall", "value"))
+    return points_result(f, step, wall, value)
 
 
 def _rolled_up(cur: duckdb.DuckDBPyConnection, sid: int, plan: LevelPlan, f: Frame) -> M4Agg:

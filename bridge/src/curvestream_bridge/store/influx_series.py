@@ -15,16 +15,7 @@ from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.influx_rollup import SeriesKey, Statements, packs_of, rows_of, series_where
 from curvestream_bridge.store.levels import LevelPlan
 from curvestream_bridge.store.m4agg import FIRST, LAST, M4Agg
-from curvestream_bridge.store.m4query import (
-    Frame,
-    assemble,
-    empty_result,
-    frame,
-    m4_result,
-    probably_raw,
-    raw_result,
-    rollup_axis,
-)
+from curvestream_bridge.store.m4query import Frame, assemble, empty_result, raw_result, rollup_answer, rollup_axis
 
 __all__ = ["series_query", "points_of", "GAP_BUCKETS", "NONFINITE"]
 
@@ -47,21 +38,8 @@ def series_query(run: Statements, key: SeriesKey, q: SeriesQuery, plan: LevelPla
         return empty_result(q)
     xs = top[1].step if axis == "step" else top[1].wall
     extent = (int(xs[FIRST].min()), int(xs[LAST].max()))
-    f = frame(q, origin, extent, None)
-    if f is None or f.lo > f.hi:
-        return empty_result(q)
-    if probably_raw(f, int(top[1].n.sum()), extent):
-        probe = frame(q, origin, extent, plan, columns=False)
-        assert probe is not None
-        rows, agg = _rolled_up(run, where, probe, top)
-        if int(agg.n[probe.columns].sum()) <= 4 * f.width:
-            return _raw_answer(run, where, probe, rows, agg)
-    f = frame(q, origin, extent, plan)
-    assert f is not None
-    rows, agg = _rolled_up(run, where, f, top)
-    if int(agg.n[f.columns].sum()) > 4 * f.width:
-        return m4_result(f, agg)
-    return _raw_answer(run, where, f, rows, agg)
+    return rollup_answer(q, origin, extent, int(top[1].n.sum()), plan, lambda f: _rolled_up(run, where, f, top),
+                         lambda f, rows, agg: _raw_answer(run, where, f, rows, agg))
 
 
 def _rolled_up(run: Statements, where: str, f: Frame,

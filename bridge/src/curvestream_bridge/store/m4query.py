@@ -19,6 +19,7 @@ its raw points by :func:`points_result`.
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable, TypeVar
 
 import numpy as np
 
@@ -29,7 +30,9 @@ from curvestream_bridge.store.m4 import m4_indices
 from curvestream_bridge.store.m4agg import FIRST, LAST, M4Agg, merge, merge_runs, points_runs
 
 __all__ = ["Frame", "frame", "assemble", "m4_result", "raw_result", "points_result", "empty_result", "rollup_axis",
-           "probably_raw"]
+           "rollup_answer"]
+
+T = TypeVar("T")
 
 _KIND_ORDER = (0, 2, 3, 4, 1)  # first, min, max, nan, last
 
@@ -82,7 +85,31 @@ def frame(q: SeriesQuery, origin: int, extent: tuple[int, int] | None, plan: Lev
     return f
 
 
-def probably_raw(f: Frame, count: int, extent: tuple[int, int]) -> bool:
+def rollup_answer(q: SeriesQuery, origin: int, extent: tuple[int, int], count: int, plan: LevelPlan,
+                  rolled_up: Callable[[Frame], tuple[T, M4Agg]],
+                  raw: Callable[[Frame, T, M4Agg], SeriesResult]) -> SeriesResult:
+    """The answer of an engine with rollups: the raw points of the range when it
+    holds at most 4·width of them, else its M4. ``rolled_up(frame)`` reads what a
+    frame needs and gives its per-interval aggregates (and whatever ``raw``, which
+    reads the range's points, wants of that read)."""
+    f = frame(q, origin, extent, None)
+    if f is None or f.lo > f.hi:
+        return empty_result(q)
+    if _probably_raw(f, count, extent):
+        probe = frame(q, origin, extent, plan, columns=False)
+        assert probe is not None
+        state, agg = rolled_up(probe)
+        if int(agg.n[probe.columns].sum()) <= 4 * f.width:
+            return raw(probe, state, agg)
+    f = frame(q, origin, extent, plan)
+    assert f is not None
+    state, agg = rolled_up(f)
+    if int(agg.n[f.columns].sum()) > 4 * f.width:
+        return m4_result(f, agg)
+    return raw(f, state, agg)
+
+
+def _probably_raw(f: Frame, count: int, extent: tuple[int, int]) -> bool:
     """Whether the range likely holds few enough points to be answered raw
     (then one interval is counted first instead of ``width`` columns)."""
     lo, hi = max(f.lo, extent[0]), min(f.hi, extent[1])
