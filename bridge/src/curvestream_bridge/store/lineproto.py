@@ -8,7 +8,7 @@ backslash-escaped as line protocol wants. What InfluxDB stores (and returns
 from queries) is the percent-encoded form; :func:`decode_tag` reverses it.
 
     >>> encode_tag('val/loss, top-1 = "x"\\n')
-    'val/loss,\\\\ top-1\\\\ \\\\=\\\\ "x"%0A'
+    'val/loss\\\\,\\\\ top-1\\\\ \\\\=\\\\ "x"%0A'
     >>> decode_tag(stored_tag('a\\\\b%'))
     'a\\\\b%'
     >>> influxql_string("it's")
