@@ -56,13 +56,13 @@ __all__ = ["RECORD", "POINT", "pack", "unpack", "pack_points", "unpack_points", 
            "BOTTOM_TARGET_POINTS", "PACK_POINTS", "RollupWriter", "Statements", "SeriesKey", "series_where",
            "series_tags", "rows_of", "packs_of"]
 
+log = logging.getLogger("curvestream.bridge.influx")
+
 BOTTOM_TARGET_POINTS = 16
 """Raw points are expensive to read back from InfluxDB (JSON), so its bottom buckets are small."""
 PACK_POINTS = 1500
 """At most this many points in a bottom row's ``p`` (a string field holds 64 KB); beyond, ``p`` is
 empty and a query reads that bucket's points from cs_scalar."""
-log = logging.getLogger("curvestream.bridge.influx")
-
 POINT = np.dtype([("step", "<i8"), ("wall", "<i8"), ("value", "<f8")])
 
 _KINDS = ((FIRST, "f"), (LAST, "l"), (MIN, "mn"), (MAX, "mx"), (NAN, "nan"))
@@ -236,60 +236,8 @@ class RollupWriter:
     def lines(self, columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
               run: Statements, raw_points: Callable[[SeriesKey], tuple[np.ndarray, ...]],
               post: Callable[[list[str]], None]) -> list[str]:
-        plans_new: dict[SeriesKey, dict[str, LevelPlan]] = {}
-        counts_new: dict[SeriesKey, int] = {}
-        unknown = [k for k in columns if k not in self.plans]
-        if unknown:
-            self._load_plans(unknown, run)
-        uncounted = [k for k in columns if k not in self.plans and k not in self.counts]
-        if uncounted:
-            results = run([f'SELECT count("step") FROM "cs_scalar" WHERE {series_where(k)}' for k in uncounted])
-            for key, result in zip(uncounted, results):
-                self.counts[key] = int(result[0]["values"][0][1]) if result and result[0]["values"] else 0
+        work, plans_new, counts_new, rolled_up = self._plan_work(columns, run, raw_points, post)
         out: list[str] = []
-        work: list[tuple[SeriesKey, dict[str, LevelPlan], np.ndarray, np.ndarray, np.ndarray]] = []
-        proposed: dict[SeriesKey, dict[str, LevelPlan]] = {}
-        rolled_up: set[SeriesKey] = set()
-        batch_only: dict[SeriesKey, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        for key, cols in columns.items():
-            steps, walls, values = (np.concatenate([c[i] for c in cols]) for i in range(3))
-            plans = self.plans.get(key)
-            if plans is not None and key in self.unrolled:  # our plan, but its first write failed: again
-                old = raw_points(key)
-                steps, walls, values = (np.concatenate([o, n]) for o, n in zip(old, (steps, walls, values)))
-                rolled_up.add(key)
-            if plans is None:
-                count = self.counts.get(key, 0) + len(steps)
-                if count < MIN_POINTS:
-                    counts_new[key] = count
-                    continue
-                if self.counts.get(key, 0):  # roll up what is stored too
-                    batch_only[key] = (steps, walls, values)
-                    old = raw_points(key)
-                    steps, walls, values = (np.concatenate([o, n]) for o, n in zip(old, (steps, walls, values)))
-                first = np.argsort(walls, kind="stable")[:4096]
-                plans = {"step": LevelPlan("step", choose_base("step", steps[first], BOTTOM_TARGET_POINTS)),
-                         "time": LevelPlan("time", choose_base("time", walls[first], BOTTOM_TARGET_POINTS))}
-                proposed[key] = plans
-            work.append((key, plans, steps, walls, values))
-        if proposed:
-            claimed = self._claim_plans(proposed, run, post)
-            for i, (key, plans, steps, walls, values) in enumerate(work):
-                if key not in proposed:
-                    continue
-                if claimed[key] == proposed[key]:
-                    plans_new[key] = plans
-                    if key in batch_only:  # until this write is stored, a retry rolls them up again
-                        self.unrolled.add(key)
-                        rolled_up.add(key)
-                    continue
-                # another writer made the plan first: it rolled up what was stored before it
-                log.info("rollups of %s: adopting the plan another writer made first", key)
-                if key in batch_only:
-                    steps, walls, values = batch_only[key]
-                work[i] = (key, claimed[key], steps, walls, values)
-                self.plans[key] = claimed[key]
-                self.counts.pop(key, None)
         open_new = self._open_for([(k, a) for k, plans, *_ in work for a in plans if k not in plans_new], run)
         for key, *_ in work:
             if key in plans_new:
@@ -341,6 +289,65 @@ class RollupWriter:
                 out.extend(f'{tags} m="{text}" {int(b) * size}' for b, text in zip(buckets.tolist(), pack(agg)))
         self._staged = (plans_new, counts_new, open_new, rolled_up)
         return out
+
+    def _plan_work(self, columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
+                   run: Statements, raw_points: Callable[[SeriesKey], tuple[np.ndarray, ...]],
+                   post: Callable[[list[str]], None]) -> tuple[list, dict, dict, set]:
+        """Each series of the write with its plan and the points to roll up: its
+        batches', and the points stored before the plan when this write makes it.
+        Returns (work, plans made, counts of series still without rollups, series
+        whose stored points this write rolls up)."""
+        unknown = [k for k in columns if k not in self.plans]
+        if unknown:
+            self._load_plans(unknown, run)
+        uncounted = [k for k in columns if k not in self.plans and k not in self.counts]
+        if uncounted:
+            results = run([f'SELECT count("step") FROM "cs_scalar" WHERE {series_where(k)}' for k in uncounted])
+            for key, result in zip(uncounted, results):
+                self.counts[key] = int(result[0]["values"][0][1]) if result and result[0]["values"] else 0
+        stored: dict[SeriesKey, tuple[np.ndarray, ...]] = {}
+
+        def with_stored(key: SeriesKey, pts: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+            if key not in stored:
+                stored[key] = raw_points(key)
+            return tuple(np.concatenate([o, n]) for o, n in zip(stored[key], pts))
+
+        counts_new: dict[SeriesKey, int] = {}
+        proposed: dict[SeriesKey, dict[str, LevelPlan]] = {}
+        planned: list[tuple[SeriesKey, dict[str, LevelPlan], tuple[np.ndarray, ...]]] = []
+        for key, cols in columns.items():
+            pts = tuple(np.concatenate([c[i] for c in cols]) for i in range(3))
+            plans = self.plans.get(key)
+            if plans is None:
+                count = self.counts.get(key, 0) + len(pts[0])
+                if count < MIN_POINTS:
+                    counts_new[key] = count
+                    continue
+                steps, walls, _ = with_stored(key, pts) if self.counts.get(key, 0) else pts
+                first = np.argsort(walls, kind="stable")[:4096]
+                plans = proposed[key] = {
+                    "step": LevelPlan("step", choose_base("step", steps[first], BOTTOM_TARGET_POINTS)),
+                    "time": LevelPlan("time", choose_base("time", walls[first], BOTTOM_TARGET_POINTS))}
+            planned.append((key, plans, pts))
+        claimed = self._claim_plans(proposed, run, post) if proposed else {}
+        plans_new: dict[SeriesKey, dict[str, LevelPlan]] = {}
+        rolled_up: set[SeriesKey] = set()
+        work = []
+        for key, plans, pts in planned:
+            if key in proposed and claimed[key] != plans:
+                # another writer made the plan first, and rolled up what was stored before it
+                log.info("rollups of %s: adopting the plan another writer made first", key)
+                plans = self.plans[key] = claimed[key]
+                self.counts.pop(key, None)
+            elif key in proposed:
+                plans_new[key] = plans
+                if self.counts.get(key, 0):
+                    self.unrolled.add(key)  # until this write is stored: a retry rolls them up again
+            if key in self.unrolled:
+                pts = with_stored(key, pts)
+                rolled_up.add(key)
+            work.append((key, plans, *pts))
+        return work, plans_new, counts_new, rolled_up
 
     def commit(self) -> None:
         plans_new, counts_new, open_new, rolled_up = self._staged
