@@ -51,9 +51,10 @@ from curvestream_bridge.store.base import (
     record_from_meta,
     state_name,
 )
-from curvestream_bridge.store.influx_rollup import RollupWriter, SeriesKey
+from curvestream_bridge.store.influx_rollup import RollupWriter
+from curvestream_bridge.store.influx_rows import SeriesKey, tag_literal
 from curvestream_bridge.store.influx_series import NONFINITE, points_of, series_query
-from curvestream_bridge.store.lineproto import decode_tag, encode_tag, influxql_string, stored_tag, string_field
+from curvestream_bridge.store.lineproto import decode_tag, encode_tag, string_field
 from curvestream_bridge.store.m4 import m4_indices
 from curvestream_bridge.store.m4query import rollup_axis
 
@@ -246,7 +247,7 @@ class InfluxStore:
         for b in batches:
             by_producer.setdefault(b.producer_id, []).append(b.seq)
         producers = list(by_producer)
-        stmts = [f'SELECT "seq" FROM "cs_batch" WHERE "producer" = {_lit(p.hex())} AND time >= {min(by_producer[p])} '
+        stmts = [f'SELECT "seq" FROM "cs_batch" WHERE "producer" = {tag_literal(p.hex())} AND time >= {min(by_producer[p])} '
                  f'AND time <= {max(by_producer[p])}' for p in producers]
         stored = set()
         for p, result in zip(producers, self._statements(stmts) if stmts else []):
@@ -313,7 +314,7 @@ class InfluxStore:
             return self._apply_status_locked(status)
 
     def _apply_status_locked(self, status: run_pb2.RunStatus) -> bool:
-        where = f'"project" = {_lit(status.project)} AND "run" = {_lit(status.run)}'
+        where = f'"project" = {tag_literal(status.project)} AND "run" = {tag_literal(status.run)}'
         rows = self._series(f'SELECT "status_ns" FROM "cs_run" WHERE {where}')
         if rows and rows[0]["values"] and rows[0]["values"][0][1] is not None \
                 and rows[0]["values"][0][1] > status.updated_ns:
@@ -327,7 +328,7 @@ class InfluxStore:
 
     def stored_ranges(self, producer_id: bytes) -> list[tuple[int, int]]:
         seqs: list[int] = []
-        for s in self._series(f'SELECT "seq" FROM "cs_batch" WHERE "producer" = {_lit(producer_id.hex())}',
+        for s in self._series(f'SELECT "seq" FROM "cs_batch" WHERE "producer" = {tag_literal(producer_id.hex())}',
                               chunked=True):
             seqs.extend(int(v[1]) for v in s["values"])
         seqs.sort()
@@ -361,7 +362,7 @@ class InfluxStore:
         return out
 
     def metrics(self, project: str, run: str) -> list[MetricRecord]:
-        where = f'"project" = {_lit(project)} AND "run" = {_lit(run)}'
+        where = f'"project" = {tag_literal(project)} AND "run" = {tag_literal(run)}'
         statements = ";".join([
             f'SELECT count("step") FROM "cs_scalar" WHERE {where} GROUP BY "metric"',
             f'SELECT first("step") FROM "cs_scalar" WHERE {where} GROUP BY "metric"',
@@ -409,8 +410,8 @@ class InfluxStore:
         where = _where(key)
         origin = 0
         if q.x == "relative":
-            starts = self._series(f'SELECT first("step") FROM "cs_scalar" WHERE "project" = {_lit(q.project)} '
-                                  f'AND "run" = {_lit(q.run)}')
+            starts = self._series(f'SELECT first("step") FROM "cs_scalar" WHERE "project" = {tag_literal(q.project)} '
+                                  f'AND "run" = {tag_literal(q.run)}')
             origin = int(starts[0]["values"][0][0]) if starts else 0
         plans = self._rollup.plan(key, self._statements)
         if plans is not None:
@@ -446,7 +447,7 @@ class InfluxStore:
         return SeriesResult(raw, total, xs[idx], step[idx], wall[idx], y[idx], lo, hi, before, after)
 
     def histograms(self, project: str, run: str, key: str, limit: int = 500) -> list[dict[str, Any]]:
-        where = f'"project" = {_lit(project)} AND "run" = {_lit(run)} AND "metric" = {_lit(key)}'
+        where = f'"project" = {tag_literal(project)} AND "run" = {tag_literal(run)} AND "metric" = {tag_literal(key)}'
         rows = []
         for s in self._series(f'SELECT "step", "edges", "counts", "min", "max", "sum", "count" FROM "cs_histogram" '
                               f'WHERE {where}', chunked=True):
@@ -459,9 +460,9 @@ class InfluxStore:
         return rows
 
     def texts(self, project: str, run: str, key: str | None, limit: int = 1000) -> list[dict[str, Any]]:
-        where = f'"project" = {_lit(project)} AND "run" = {_lit(run)}'
+        where = f'"project" = {tag_literal(project)} AND "run" = {tag_literal(run)}'
         if key is not None:
-            where += f' AND "metric" = {_lit(key)}'
+            where += f' AND "metric" = {tag_literal(key)}'
         out = []
         for s in self._series(f'SELECT "step", "level", "text" FROM "cs_text" WHERE {where} GROUP BY "metric" '
                               f'ORDER BY time DESC LIMIT {int(limit)}'):
@@ -482,14 +483,11 @@ class InfluxStore:
         self._http.close()
 
 
-def _lit(name: str) -> str:
-    """An InfluxQL literal of a tag value as stored."""
-    return influxql_string(stored_tag(name))
 
 
 def _where(key: SeriesKey) -> str:
     project, run, metric = key
-    return f'"project" = {_lit(project)} AND "run" = {_lit(run)} AND "metric" = {_lit(metric)}'
+    return f'"project" = {tag_literal(project)} AND "run" = {tag_literal(run)} AND "metric" = {tag_literal(metric)}'
 
 
 def _ident(name: str) -> str:
@@ -515,4 +513,3 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, float(value)) if value else None
     except ValueError:
         return None
-

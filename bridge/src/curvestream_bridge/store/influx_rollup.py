@@ -8,6 +8,8 @@ Measurements (tag values percent-encoded, see :mod:`.lineproto`)::
                                     level 0 also: p="<base64 points of the bucket>" (empty: over PACK_POINTS)
     cs_m4_meta,metric,project,run,w=<writer>              bs=<base step>i,bt=<base time>i   <server time>
 
+(the text of ``m`` and ``p``: :mod:`.influx_rows`).
+
 One row per bucket, level and writer. InfluxDB keeps one point per series and
 timestamp, so a writer merges a bucket's new points into the row it wrote
 before and writes it again: the bucket it wrote last at each level is kept in
@@ -30,87 +32,40 @@ from ``p`` rather than from ``cs_scalar``: a statement costs InfluxDB a scan
 of the series' points still in its write cache, and a bottom rollup series
 holds a dozen times fewer of them than the raw one.
 
-``m`` packs the aggregate of :mod:`.m4agg` as one little-endian record
-(``RECORD``, 138 bytes, a multiple of 3 so that the base64 texts of many rows
-decode as one), which keeps the line short and the read a single
-``frombuffer``. A batch already recorded in ``cs_batch`` is skipped, so a
-re-sent batch does not count its points twice.
 """
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import json
 import logging
-from typing import Any, Callable, Iterable
+from typing import Callable
 
 import numpy as np
 
 from curvestream_bridge.store.base import StoreUnavailable
+from curvestream_bridge.store.influx_rows import (
+    POINT,
+    SeriesKey,
+    Statements,
+    bucket_runs,
+    pack,
+    pack_points,
+    packs_of,
+    rows_of,
+    series_tags,
+    series_where,
+    tag_literal,
+)
 from curvestream_bridge.store.levels import MIN_POINTS, LevelPlan, batch_partials, choose_base
-from curvestream_bridge.store.lineproto import decode_tag, encode_tag, influxql_string, stored_tag
-from curvestream_bridge.store.m4agg import FIRST, KINDS, LAST, MAX, MIN, NAN, M4Agg, merge
+from curvestream_bridge.store.lineproto import decode_tag, encode_tag
+from curvestream_bridge.store.m4agg import M4Agg, merge
 
-__all__ = ["RECORD", "POINT", "pack", "unpack", "pack_points", "unpack_points", "OpenBuckets",
-           "BOTTOM_TARGET_POINTS", "PACK_POINTS", "RollupWriter", "Statements", "SeriesKey", "series_where",
-           "series_tags", "rows_of", "packs_of"]
+__all__ = ["OpenBuckets", "BOTTOM_TARGET_POINTS", "RollupWriter"]
 
 log = logging.getLogger("curvestream.bridge.influx")
 
 BOTTOM_TARGET_POINTS = 16
 """Raw points are expensive to read back from InfluxDB (JSON), so its bottom buckets are small."""
-PACK_POINTS = 1500
-"""At most this many points in a bottom row's ``p`` (a string field holds 64 KB); beyond, ``p`` is
-empty and a query reads that bucket's points from cs_scalar."""
-POINT = np.dtype([("step", "<i8"), ("wall", "<i8"), ("value", "<f8")])
-
-_KINDS = ((FIRST, "f"), (LAST, "l"), (MIN, "mn"), (MAX, "mx"), (NAN, "nan"))
-RECORD = np.dtype(
-    [("n", "<i8")]
-    + [(f"{p}_{c}", "<i8" if c != "v" else "<f8") for _, p in _KINDS for c in (("s", "w") if p == "nan" else ("s", "w", "v"))]
-    + [("wlo", "<i8"), ("whi", "<i8"), ("has", "<u2")]
-)
-assert RECORD.itemsize % 3 == 0
-
-
-def pack(agg: M4Agg) -> list[str]:
-    """One base64 text per aggregate row."""
-    rec = np.zeros(len(agg), dtype=RECORD)
-    rec["n"] = agg.n
-    has = np.zeros(len(agg), dtype=np.uint16)
-    for kind, p in _KINDS:
-        rec[f"{p}_s"], rec[f"{p}_w"] = agg.step[kind], agg.wall[kind]
-        if kind != NAN:
-            rec[f"{p}_v"] = agg.value[kind]
-        has |= agg.has[kind].astype(np.uint16) << kind
-    rec["wlo"], rec["whi"], rec["has"] = agg.wlo, agg.whi, has
-    raw = rec.tobytes()
-    size = RECORD.itemsize
-    return [base64.b64encode(raw[i:i + size]).decode("ascii") for i in range(0, len(raw), size)]
-
-
-def pack_points(points: np.ndarray) -> str:
-    """The ``p`` text of a bucket's points (a POINT array); empty when too many."""
-    if len(points) > PACK_POINTS:
-        return ""
-    return base64.b64encode(np.ascontiguousarray(points, dtype=POINT).tobytes()).decode("ascii")
-
-
-def unpack_points(texts: Iterable[str]) -> np.ndarray:
-    return np.frombuffer(base64.b64decode("".join(texts)), dtype=POINT)
-
-
-def unpack(texts: Iterable[str]) -> M4Agg:
-    rec = np.frombuffer(base64.b64decode("".join(texts)), dtype=RECORD)
-    agg = M4Agg.empty(len(rec))
-    agg.n = rec["n"].astype(np.int64)
-    for kind, p in _KINDS:
-        agg.step[kind], agg.wall[kind] = rec[f"{p}_s"], rec[f"{p}_w"]
-        agg.value[kind] = np.nan if kind == NAN else rec[f"{p}_v"]
-        agg.has[kind] = (rec["has"] >> kind) & 1 == 1
-    agg.wlo, agg.whi = rec["wlo"].astype(np.int64), rec["whi"].astype(np.int64)
-    return agg
 
 
 @dataclasses.dataclass
@@ -123,49 +78,6 @@ class OpenBuckets:
 
     def copy(self) -> "OpenBuckets":
         return OpenBuckets(dict(self.last))
-
-
-assert KINDS == 5 and {FIRST, LAST, MIN, MAX, NAN} == set(range(5))
-
-
-
-# ---------------------------------------------------------------------- writing
-Statements = Callable[[list[str]], list[list[dict[str, Any]]]]
-"""Runs InfluxQL statements in one request; for each, its result series."""
-
-SeriesKey = tuple[str, str, str]  # project, run, metric key
-
-
-def series_where(key: SeriesKey) -> str:
-    project, run, metric = key
-    return f'"project" = {_lit(project)} AND "run" = {_lit(run)} AND "metric" = {_lit(metric)}'
-
-
-def series_tags(key: SeriesKey) -> str:
-    project, run, metric = key
-    return f"metric={encode_tag(metric)},project={encode_tag(project)},run={encode_tag(run)}"
-
-
-def rows_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, M4Agg]:
-    """Buckets and aggregates of ``SELECT "m"`` result series."""
-    times: list[int] = []
-    texts: list[str] = []
-    for s in result:
-        for t, m in s["values"]:
-            times.append(t)
-            texts.append(json.loads(m) if m.startswith('"') else m)
-    return np.floor_divide(np.asarray(times, dtype=np.int64), size), unpack(texts)
-
-
-def packs_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, list[np.ndarray | None]]:
-    """Buckets and points of ``SELECT "p"`` result series (None: too many points, not packed)."""
-    buckets: list[int] = []
-    packs: list[np.ndarray | None] = []
-    for s in result:
-        for t, p in s["values"]:
-            buckets.append(t // size)
-            packs.append(unpack_points([p]) if p else None)
-    return np.asarray(buckets, dtype=np.int64), packs
 
 
 def _bucket_points(plan: LevelPlan, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> dict[int, np.ndarray]:
@@ -365,7 +277,7 @@ class RollupWriter:
         if missing:
             stmts = []
             for key, axis in missing:
-                where = f'{series_where(key)} AND "w" = {_lit(self.writer)}'
+                where = f'{series_where(key)} AND "w" = {tag_literal(self.writer)}'
                 stmts.append(f'SELECT last("m") FROM "cs_m4_{axis}" WHERE {where} GROUP BY "k"')
                 stmts.append(f'SELECT last("p") FROM "cs_m4_{axis}" WHERE {where} AND "k" = \'0\'')
             results = run(stmts)
@@ -389,8 +301,8 @@ class RollupWriter:
         keys: list[tuple[SeriesKey, str, int, int, int, int | None]] = []  # ..., index of "m", index of "p"
         for key, axis, k, buckets in reads:
             size = plans_of[key][axis].size(k)
-            for lo, hi in _runs(np.unique(buckets), gap=1):
-                where = (f'{series_where(key)} AND "k" = \'{k}\' AND "w" = {_lit(self.writer)} AND '
+            for lo, hi in bucket_runs(np.unique(buckets), gap=0):
+                where = (f'{series_where(key)} AND "k" = \'{k}\' AND "w" = {tag_literal(self.writer)} AND '
                          f'time >= {lo * size} AND time < {(hi + 1) * size}')
                 stmts.append(f'SELECT "m" FROM "cs_m4_{axis}" WHERE {where}')
                 if k == 0:
@@ -413,17 +325,3 @@ def _merge_into(agg: M4Agg, buckets: np.ndarray, old_b: np.ndarray, old: M4Agg, 
     both = M4Agg.concat([agg, old.take(np.flatnonzero(keep))])
     group = np.concatenate([np.arange(len(buckets)), np.searchsorted(buckets, old_b[keep])])
     return merge(both, group, len(buckets), axis)
-
-
-def _runs(sorted_buckets: np.ndarray, gap: int) -> list[tuple[int, int]]:
-    """Contiguous runs (first, last) of sorted buckets, joining runs closer than ``gap``."""
-    if len(sorted_buckets) == 0:
-        return []
-    breaks = np.flatnonzero(np.diff(sorted_buckets) > gap)
-    starts = np.concatenate(([0], breaks + 1))
-    ends = np.concatenate((breaks, [len(sorted_buckets) - 1]))
-    return list(zip(sorted_buckets[starts].tolist(), sorted_buckets[ends].tolist()))
-
-
-def _lit(name: str) -> str:
-    return influxql_string(stored_tag(name))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.influx_rollup import SeriesKey, Statements, packs_of, rows_of, series_where
+from curvestream_bridge.store.influx_rows import SeriesKey, Statements, bucket_runs, packs_of, rows_of, series_where
 from curvestream_bridge.store.levels import LevelPlan
 from curvestream_bridge.store.m4agg import FIRST, LAST, M4Agg
 from curvestream_bridge.store.m4query import Frame, assemble, empty_result, raw_result, rollup_answer, rollup_axis
@@ -58,12 +58,12 @@ def _rolled_up(run: Statements, where: str, f: Frame,
         if k == 0:
             keys = np.union1d(keys, f.pieces.straddlers)
         size = plan.size(k)
-        for lo, hi in _runs(np.unique(keys), GAP_BUCKETS):
+        for lo, hi in bucket_runs(np.unique(keys), GAP_BUCKETS):
             stmts.append(f'SELECT "m" FROM "{measurement}" WHERE {where} AND "k" = \'{k}\' AND '
                          f'time >= {lo * size} AND time < {(hi + 1) * size}')
             targets.append(("m4", k))
     s0 = plan.size(0)
-    for lo, hi in _runs(f.pieces.straddlers, RAW_GAP_BUCKETS):
+    for lo, hi in bucket_runs(f.pieces.straddlers, RAW_GAP_BUCKETS):
         stmts.append(f'SELECT "p" FROM "{measurement}" WHERE {where} AND "k" = \'0\' AND '
                      f'time >= {lo * s0} AND time < {(hi + 1) * s0}')
         targets.append(("points", 0))
@@ -154,12 +154,3 @@ def _concat_points(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.
     step, wall, value = (np.concatenate([p[i] for p in parts]) for i in range(3))
     _, idx = np.unique(wall, return_index=True)  # windows may overlap: one point per time
     return step[idx], wall[idx], value[idx]
-
-
-def _runs(sorted_buckets: np.ndarray, gap: int) -> list[tuple[int, int]]:
-    if len(sorted_buckets) == 0:
-        return []
-    breaks = np.flatnonzero(np.diff(sorted_buckets) > gap + 1)
-    starts = np.concatenate(([0], breaks + 1))
-    ends = np.concatenate((breaks, [len(sorted_buckets) - 1]))
-    return list(zip(sorted_buckets[starts].tolist(), sorted_buckets[ends].tolist()))

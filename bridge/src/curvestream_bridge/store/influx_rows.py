@@ -1,0 +1,131 @@
+"""The text of InfluxDB rollup rows (see :mod:`.influx_rollup`), and the InfluxQL
+pieces that name a series.
+
+``m`` packs the aggregate of :mod:`.m4agg` as one little-endian record
+(``RECORD``, 138 bytes, a multiple of 3 so that the base64 texts of many rows
+decode as one), which keeps the line short and the read a single
+``frombuffer``. ``p`` packs a bottom bucket's points the same way (``POINT``, 24 bytes each).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from curvestream_bridge.store.lineproto import encode_tag, influxql_string, stored_tag
+from curvestream_bridge.store.m4agg import FIRST, KINDS, LAST, MAX, MIN, NAN, M4Agg
+
+__all__ = ["RECORD", "POINT", "PACK_POINTS", "pack", "unpack", "pack_points", "unpack_points", "Statements",
+           "SeriesKey", "series_where", "series_tags", "tag_literal", "rows_of", "packs_of", "bucket_runs"]
+
+PACK_POINTS = 1500
+"""At most this many points in a bottom row's ``p`` (a string field holds 64 KB); beyond, ``p`` is
+empty and a query reads that bucket's points from cs_scalar."""
+POINT = np.dtype([("step", "<i8"), ("wall", "<i8"), ("value", "<f8")])
+
+_KINDS = ((FIRST, "f"), (LAST, "l"), (MIN, "mn"), (MAX, "mx"), (NAN, "nan"))
+RECORD = np.dtype(
+    [("n", "<i8")]
+    + [(f"{p}_{c}", "<i8" if c != "v" else "<f8") for _, p in _KINDS for c in (("s", "w") if p == "nan" else ("s", "w", "v"))]
+    + [("wlo", "<i8"), ("whi", "<i8"), ("has", "<u2")]
+)
+assert RECORD.itemsize % 3 == 0
+
+
+def pack(agg: M4Agg) -> list[str]:
+    """One base64 text per aggregate row."""
+    rec = np.zeros(len(agg), dtype=RECORD)
+    rec["n"] = agg.n
+    has = np.zeros(len(agg), dtype=np.uint16)
+    for kind, p in _KINDS:
+        rec[f"{p}_s"], rec[f"{p}_w"] = agg.step[kind], agg.wall[kind]
+        if kind != NAN:
+            rec[f"{p}_v"] = agg.value[kind]
+        has |= agg.has[kind].astype(np.uint16) << kind
+    rec["wlo"], rec["whi"], rec["has"] = agg.wlo, agg.whi, has
+    raw = rec.tobytes()
+    size = RECORD.itemsize
+    return [base64.b64encode(raw[i:i + size]).decode("ascii") for i in range(0, len(raw), size)]
+
+
+def pack_points(points: np.ndarray) -> str:
+    """The ``p`` text of a bucket's points (a POINT array); empty when too many."""
+    if len(points) > PACK_POINTS:
+        return ""
+    return base64.b64encode(np.ascontiguousarray(points, dtype=POINT).tobytes()).decode("ascii")
+
+
+def unpack_points(texts: Iterable[str]) -> np.ndarray:
+    return np.frombuffer(base64.b64decode("".join(texts)), dtype=POINT)
+
+
+def unpack(texts: Iterable[str]) -> M4Agg:
+    rec = np.frombuffer(base64.b64decode("".join(texts)), dtype=RECORD)
+    agg = M4Agg.empty(len(rec))
+    agg.n = rec["n"].astype(np.int64)
+    for kind, p in _KINDS:
+        agg.step[kind], agg.wall[kind] = rec[f"{p}_s"], rec[f"{p}_w"]
+        agg.value[kind] = np.nan if kind == NAN else rec[f"{p}_v"]
+        agg.has[kind] = (rec["has"] >> kind) & 1 == 1
+    agg.wlo, agg.whi = rec["wlo"].astype(np.int64), rec["whi"].astype(np.int64)
+    return agg
+
+
+assert KINDS == 5 and {FIRST, LAST, MIN, MAX, NAN} == set(range(5))
+
+
+Statements = Callable[[list[str]], list[list[dict[str, Any]]]]
+"""Runs InfluxQL statements in one request; for each, its result series."""
+
+SeriesKey = tuple[str, str, str]  # project, run, metric key
+
+
+def series_where(key: SeriesKey) -> str:
+    project, run, metric = key
+    return f'"project" = {tag_literal(project)} AND "run" = {tag_literal(run)} AND "metric" = {tag_literal(metric)}'
+
+
+def series_tags(key: SeriesKey) -> str:
+    project, run, metric = key
+    return f"metric={encode_tag(metric)},project={encode_tag(project)},run={encode_tag(run)}"
+
+
+def rows_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, M4Agg]:
+    """Buckets and aggregates of ``SELECT "m"`` result series."""
+    times: list[int] = []
+    texts: list[str] = []
+    for s in result:
+        for t, m in s["values"]:
+            times.append(t)
+            texts.append(json.loads(m) if m.startswith('"') else m)
+    return np.floor_divide(np.asarray(times, dtype=np.int64), size), unpack(texts)
+
+
+def packs_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """Buckets and points of ``SELECT "p"`` result series (None: too many points, not packed)."""
+    buckets: list[int] = []
+    packs: list[np.ndarray | None] = []
+    for s in result:
+        for t, p in s["values"]:
+            buckets.append(t // size)
+            packs.append(unpack_points([p]) if p else None)
+    return np.asarray(buckets, dtype=np.int64), packs
+
+
+def bucket_runs(sorted_buckets: np.ndarray, gap: int) -> list[tuple[int, int]]:
+    """Runs (first, last) of sorted buckets, joining runs with at most ``gap``
+    missing buckets between them (0: contiguous runs)."""
+    if len(sorted_buckets) == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(sorted_buckets) > gap + 1)
+    starts = np.concatenate(([0], breaks + 1))
+    ends = np.concatenate((breaks, [len(sorted_buckets) - 1]))
+    return list(zip(sorted_buckets[starts].tolist(), sorted_buckets[ends].tolist()))
+
+
+def tag_literal(name: str) -> str:
+    """An InfluxQL literal of a tag value as stored."""
+    return influxql_string(stored_tag(name))
