@@ -216,7 +216,7 @@ def bench_influx(data: pathlib.Path, n: int, ingest_n: int, width: int, repeat: 
             step_ns = max(1, -(-(hi - lo) // width))
             sql = (f'SELECT first("value"), last("value"), min("value"), max("value") FROM "cs_scalar" WHERE {where} '
                    f"AND time >= {lo} AND time <= {hi} GROUP BY time({step_ns}ns) fill(none)")
-            med, _, _ = timed(lambda: store._statements([sql]), max(1, repeat // 2))
+            med, _, _ = timed(lambda: store._db.statements([sql]), max(1, repeat // 2))
             label = "all" if zoom == 1.0 else f"1/{round(1 / zoom)}"
             print(f"  {label:>10} {med * 1e3:>9.1f} {row[2]:>11.1f} {med * 1e3 / row[2]:>8.1f}x")
         store.close()

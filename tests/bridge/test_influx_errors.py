@@ -13,10 +13,11 @@ from curvestream_bridge.store.base import StoreUnavailable
 
 
 def _answering(store, error: str) -> None:
-    store._http.close()
+    db = store._db
+    db.http.close()
     body = json.dumps({"results": [{"statement_id": 0, "error": error}]})
-    store._http = httpx.Client(base_url=store.base_url,
-                               transport=httpx.MockTransport(lambda request: httpx.Response(200, text=body)))
+    db.http = httpx.Client(base_url=db.base_url,
+                           transport=httpx.MockTransport(lambda request: httpx.Response(200, text=body)))
 
 
 @pytest.mark.parametrize("error", ["query engine shutdown", "query interrupted", "timeout",
@@ -26,7 +27,9 @@ def test_a_server_side_error_makes_the_write_wait(influxd, error):
     try:
         _answering(store, error)
         with pytest.raises(StoreUnavailable):
-            store._statements(['SELECT "bs" FROM "cs_m4_meta"'])
+            store._db.statements(['SELECT "bs" FROM "cs_m4_meta"'])
+        with pytest.raises(StoreUnavailable):  # the lookup of stored batches (dedupe) waits too
+            store.stored_ranges(b"producer")
     finally:
         store.close()
 
@@ -36,7 +39,7 @@ def test_an_error_of_the_statement_is_not_retried(influxd):
     try:
         _answering(store, "error parsing query: found EOF, expected FROM at line 1, char 9")
         with pytest.raises(RuntimeError) as err:
-            store._statements(["SELECT x"])
+            store._db.statements(["SELECT x"])
         assert not isinstance(err.value, StoreUnavailable)
     finally:
         store.close()

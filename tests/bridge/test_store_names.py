@@ -21,12 +21,12 @@ HOSTILE = [
 
 
 def influx_tag_values(store, measurement: str, tag: str) -> list[str]:
-    rows = store._statements([f'SHOW TAG VALUES FROM "{measurement}" WITH KEY = "{tag}"'])[0]
+    rows = store._db.statements([f'SHOW TAG VALUES FROM "{measurement}" WITH KEY = "{tag}"'])[0]
     return [decode_tag(v[1]) for s in rows for v in s["values"]]
 
 
 def influx_series_count(store) -> int:
-    rows = store._statements(["SHOW SERIES"])[0]
+    rows = store._db.statements(["SHOW SERIES"])[0]
     return sum(len(s["values"]) for s in rows)
 
 
