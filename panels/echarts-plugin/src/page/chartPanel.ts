@@ -28,6 +28,14 @@ import type { LiveSeriesFrame, XMode } from '../types/api';
 import type { ChartModel, ChartSeriesInput, ChartSettings, SeriesData } from '../types/chart';
 import { ApiError, type ApiClient } from './api';
 import { debounce, el, throttle } from './dom';
+import {
+  finiteExtent,
+  type ChartSnapshot,
+  type ChartState,
+  type CurveSnapshot,
+  type DrawnSeries,
+  type GroupSnapshot,
+} from './chartSnapshot';
 import { init, type EChartsType } from './echarts';
 
 /** One run on a chart, as the page asks for it. */
@@ -73,65 +81,6 @@ interface Curve extends CurveSpec {
   error: string | null;
 }
 
-export interface CurveSnapshot {
-  name: string;
-  project: string;
-  run: string;
-  /** Points drawn inside the visible x range (all of them when not zoomed). */
-  points: number;
-  /** Points held for the whole chart, outside the view included. */
-  drawn: number;
-  raw: boolean;
-  /** Lowest and highest finite value drawn inside the visible x range; null when none. */
-  yMin: number | null;
-  yMax: number | null;
-}
-
-export interface GroupSnapshot {
-  name: string;
-  /** Names of the runs averaged. */
-  runs: string[];
-  /** Points of the mean line (and of the band) inside the visible x range. */
-  points: number;
-  yMin: number | null;
-  yMax: number | null;
-  band: GroupBandKind;
-  /** Lowest low edge and highest high edge of the band inside the visible x range. */
-  bandMin: number | null;
-  bandMax: number | null;
-}
-
-/** What ECharts holds now, summed up per series: for tests that must not read pixels. */
-export interface DrawnSeries {
-  id: string;
-  type: string;
-  name: string;
-  /** Points given to ECharts (gaps included). */
-  points: number;
-  lineOpacity: number | null;
-  area: boolean;
-  markLines: number;
-}
-
-export interface ChartSnapshot {
-  key: string;
-  state: ChartState;
-  xMode: XMode;
-  window: [number, number] | null;
-  raw: boolean;
-  smoothing: boolean;
-  envelope: boolean;
-  logY: boolean;
-  notes: string[];
-  series: CurveSnapshot[];
-  /** The groups drawn instead of single runs; empty when not grouping. */
-  groups: GroupSnapshot[];
-  /** How many times the chart was drawn (options set); off-screen charts wait instead. */
-  renders: number;
-}
-
-type ChartState = 'idle' | 'loading' | 'ready' | 'error';
-
 export interface ChartPanelHost {
   api: ApiClient;
   /** The user zoomed this chart (null: back to everything); x units of the current mode. */
@@ -140,18 +89,6 @@ export interface ChartPanelHost {
 
 function drawnData(curve: Curve): SeriesData {
   return curve.detail ? spliceDetail(curve.overview, curve.detail.data) : curve.overview;
-}
-
-function finiteExtent(ys: readonly number[], from: number, to: number): [number | null, number | null] {
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (let i = from; i < to; i++) {
-    const y = ys[i]!;
-    if (!Number.isFinite(y)) continue;
-    if (y < lo) lo = y;
-    if (y > hi) hi = y;
-  }
-  return hi >= lo ? [lo, hi] : [null, null];
 }
 
 /** Query bounds: whole steps and milliseconds, so an integer column is never asked for a fraction. */
