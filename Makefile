@@ -26,10 +26,10 @@ test-panel: $(PANEL)/node_modules
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: client/pyproject.toml bridge/pyproject.toml requirements-dev.txt constraints.txt
+$(VENV)/.installed: proto/pyproject.toml client/pyproject.toml bridge/pyproject.toml requirements-dev.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -c constraints.txt -e ./client -e ./bridge -r requirements-dev.txt
+	$(PIP) install --quiet -c constraints.txt -e ./proto -e ./client -e ./bridge -r requirements-dev.txt
 	touch $@
 
 page: $(STATIC)

@@ -11,11 +11,12 @@ import pytest
 
 import curvestream
 import curvestream_bridge
+import curvestream_wire
 
 
 def _modules() -> list[str]:
     names = []
-    for package in (curvestream, curvestream_bridge):
+    for package in (curvestream_wire, curvestream, curvestream_bridge):
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             if ".v1." not in info.name and not info.name.endswith(".v1"):
                 names.append(info.name)

@@ -1,4 +1,4 @@
-"""The generated protobuf code in the client package matches proto/."""
+"""The generated protobuf code in the wire package matches proto/."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def _generator():
 def test_generated_python_matches_the_proto_files(tmp_path):
     generated = _generator().generate(tmp_path)
     assert generated, "no proto files found"
-    committed = ROOT / "client" / "src" / "curvestream" / "v1"
+    committed = ROOT / "proto" / "src" / "curvestream_wire" / "v1"
     for path in generated:
         mine = committed / path.name
         assert mine.exists(), f"{path.name} is not committed: run `make proto`"

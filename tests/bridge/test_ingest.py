@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from curvestream.v1 import batch_pb2, run_pb2
+from curvestream_wire.v1 import batch_pb2, run_pb2
 from curvestream_bridge.decode import Rejected
 from curvestream_bridge.ingest import Ingest, Kind, Message
 from curvestream_bridge.metrics import Metrics

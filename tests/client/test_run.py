@@ -18,7 +18,7 @@ import pytest
 
 import curvestream
 from curvestream.spool import Spool, list_producers
-from curvestream.v1 import batch_pb2, run_pb2
+from curvestream_wire.v1 import batch_pb2, run_pb2
 
 
 def _spooled_batches(spool_dir: pathlib.Path) -> list[batch_pb2.Batch]:

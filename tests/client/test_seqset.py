@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import random
 
-from curvestream.seqset import SeqSet
+from curvestream_wire.seqset import SeqSet
 
 
 def test_random_additions_match_a_plain_set():

@@ -8,7 +8,7 @@ from curvestream.direct import Permanent, Retryable
 from curvestream.settings import Settings
 from curvestream.spool import Spool
 from curvestream.uploader import Channel, Uploader
-from curvestream.v1 import batch_pb2, run_pb2
+from curvestream_wire.v1 import batch_pb2, run_pb2
 
 PID = bytes(range(16))
 

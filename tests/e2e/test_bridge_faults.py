@@ -14,8 +14,8 @@ import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from curvestream.names import Topics
-from curvestream.v1 import batch_pb2
+from curvestream_wire.topics import Topics
+from curvestream_wire.v1 import batch_pb2
 from helpers import get_json, metric_counts, prometheus_value, run_path
 from servers import Influxd, wait_until
 from trainers import TrainerThread

@@ -10,7 +10,7 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
 import curvestream
-from curvestream.names import Topics
+from curvestream_wire.topics import Topics
 from helpers import get_json, prometheus_value, run_path
 from servers import wait_until
 

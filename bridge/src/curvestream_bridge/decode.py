@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from curvestream import names
-from curvestream.v1 import batch_pb2, run_pb2
+from curvestream_wire import names
+from curvestream_wire.v1 import batch_pb2, run_pb2
 
 __all__ = ["Rejected", "DecodedBatch", "ScalarColumn", "decode_batch", "decode_status", "decode_meta"]
 

@@ -16,14 +16,14 @@ import concurrent.futures
 import dataclasses
 import logging
 import queue
-import random
 import struct
 import threading
 import time
 from typing import Callable
 
-from curvestream.seqset import SeqSet
-from curvestream.v1 import run_pb2
+from curvestream_wire.backoff import Backoff
+from curvestream_wire.seqset import SeqSet
+from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch, Rejected, decode_batch, decode_meta, decode_status
 from curvestream_bridge.metrics import Metrics
@@ -224,7 +224,7 @@ class Ingest:
 
     def _retry(self, fn: Callable[[], object]) -> object:
         """Run fn until it works; a StoreUnavailable waits with jittered backoff."""
-        backoff = 0.2
+        backoff = Backoff(initial_s=0.2, max_s=5.0)
         while True:
             try:
                 result = fn()
@@ -234,10 +234,8 @@ class Ingest:
                 self.healthy = False
                 self.metrics.inc("curvestream_store_errors_total")
                 self._ratelog.warning("store", "curvestream bridge: store unavailable, retrying: %s", exc)
-                delay = exc.retry_after_s if exc.retry_after_s is not None else backoff * (0.5 + random.random())
-                if self._stop.wait(delay):
+                if backoff.wait(self._stop, exc.retry_after_s):
                     raise _Stopping() from None
-                backoff = min(backoff * 2, 5.0)
 
     def _commit(self, items: list[tuple[Message, DecodedBatch]]) -> None:
         by_producer: dict[bytes, SeqSet] = {}

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from curvestream.v1 import run_pb2
+from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch
 from curvestream_bridge.jsonnum import json_floats

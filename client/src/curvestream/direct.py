@@ -19,7 +19,7 @@ import socket
 import ssl
 import urllib.parse
 
-from curvestream.v1 import run_pb2
+from curvestream_wire.v1 import run_pb2
 
 __all__ = ["BridgeHttp", "Retryable", "Permanent"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from curvestream.v1 import batch_pb2, run_pb2
+from curvestream_wire.v1 import batch_pb2, run_pb2
 from curvestream.values import HistogramItem, TextItem, compute_histogram
 
 __all__ = ["BatchBuilder", "WIRE_VERSION"]

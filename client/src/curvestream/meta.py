@@ -16,7 +16,7 @@ import subprocess
 import sys
 from typing import Any
 
-from curvestream.v1 import run_pb2
+from curvestream_wire.v1 import run_pb2
 
 __all__ = ["normalize_config", "collect_meta"]
 

@@ -18,6 +18,8 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
+from curvestream_wire.mqtt import MqttEndpoint
+
 __all__ = ["Settings", "MqttEndpoint", "default_spool_dir"]
 
 
@@ -173,26 +175,3 @@ def _parse(name: str, type_: Any, raw: str) -> Any:
     except ValueError:
         raise ValueError(f"curvestream setting {name} (CURVESTREAM_{name.upper()}): cannot parse {raw!r}") from None
     return raw
-
-
-@dataclass(frozen=True)
-class MqttEndpoint:
-    host: str
-    port: int
-    tls: bool
-    username: str | None
-    password: str | None
-
-    @classmethod
-    def parse(cls, url: str) -> "MqttEndpoint":
-        parsed = urllib.parse.urlsplit(url)
-        if parsed.scheme not in ("mqtt", "mqtts", "tcp", "ssl") or not parsed.hostname:
-            raise ValueError(f"curvestream setting mqtt_url: expected mqtt://[user:pass@]host[:port] or mqtts://…, got {url!r}")
-        tls = parsed.scheme in ("mqtts", "ssl")
-        try:
-            port = parsed.port or (8883 if tls else 1883)
-        except ValueError:
-            raise ValueError(f"curvestream setting mqtt_url: bad port in {url!r}") from None
-        user = urllib.parse.unquote(parsed.username) if parsed.username else None
-        password = urllib.parse.unquote(parsed.password) if parsed.password else None
-        return cls(parsed.hostname, port, tls, user, password)

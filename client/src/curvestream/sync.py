@@ -16,11 +16,11 @@ from typing import Any, Callable
 
 from curvestream.direct import BridgeHttp, Retryable
 from curvestream.mqtt import MqttLink
-from curvestream.names import Topics
+from curvestream_wire.topics import Topics
 from curvestream.settings import Settings
 from curvestream.spool import Spool, SpoolLocked, list_producers
 from curvestream.uploader import Uploader
-from curvestream.v1 import batch_pb2, run_pb2
+from curvestream_wire.v1 import batch_pb2, run_pb2
 
 __all__ = ["sync_spool", "spool_status"]
 

@@ -28,11 +28,11 @@ from typing import Callable
 
 from curvestream.direct import BridgeHttp, Permanent, Retryable
 from curvestream.mqtt import MqttLink
-from curvestream.names import Topics
-from curvestream.seqset import SeqSet
+from curvestream_wire.topics import Topics
+from curvestream_wire.seqset import SeqSet
 from curvestream.settings import Settings
 from curvestream.spool import RECORD_HEAD_SIZE, Spool
-from curvestream.v1 import run_pb2
+from curvestream_wire.v1 import run_pb2
 
 __all__ = ["Uploader", "Channel", "UploadStats"]
 

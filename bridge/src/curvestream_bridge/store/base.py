@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol, Sequence
 
 import numpy as np
 
-from curvestream.v1 import run_pb2
+from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch
 

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 import duckdb
 import numpy as np
 
-from curvestream.v1 import run_pb2
+from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch
 from curvestream_bridge.store.base import (

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from curvestream.v1 import run_pb2
+from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch
 from curvestream_bridge.store.base import (

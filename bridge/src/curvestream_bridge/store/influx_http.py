@@ -14,13 +14,14 @@ from __future__ import annotations
 import concurrent.futures
 import gzip
 import json
-import random
 import re
+import threading
 import time
 import urllib.parse
 from typing import Any
 
 import httpx
+from curvestream_wire.backoff import Backoff
 
 from curvestream_bridge.store.base import StoreUnavailable
 
@@ -54,6 +55,7 @@ class InfluxHTTP:
         self.http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout_s)
         self._writers = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="curvestream-influx-write")
         self._write_deadline_s = write_deadline_s
+        self._closing = threading.Event()  # wakes a write waiting to retry
         self.version = ""
 
     def connect(self) -> None:
@@ -135,7 +137,7 @@ class InfluxHTTP:
     def _write_chunk(self, chunk: list[str], deadline: float) -> None:
         params = {"db": self.database, "precision": "ns", **self._auth_params}
         body = gzip.compress("\n".join(chunk).encode(), compresslevel=1)
-        backoff = 0.2
+        backoff = Backoff(initial_s=0.2, max_s=5.0)
         while True:
             try:
                 resp = self.http.post("/write", params=params, content=body,
@@ -151,13 +153,12 @@ class InfluxHTTP:
             except httpx.HTTPError as exc:
                 retry_after = None
                 problem = f"InfluxDB unreachable: {exc}"
-            delay = retry_after if retry_after is not None else backoff * (0.5 + random.random())
-            if time.monotonic() + delay > deadline:
+            delay = backoff.next_delay(retry_after)
+            if time.monotonic() + delay > deadline or self._closing.wait(delay):
                 raise StoreUnavailable(problem, retry_after)
-            time.sleep(delay)
-            backoff = min(backoff * 2, 5.0)
 
     def close(self) -> None:
+        self._closing.set()
         self._writers.shutdown(wait=True)
         self.http.close()
 

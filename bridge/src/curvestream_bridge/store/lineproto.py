@@ -20,19 +20,17 @@ from __future__ import annotations
 import json
 import urllib.parse
 
+from curvestream_wire.names import percent_encode
+
 __all__ = ["stored_tag", "encode_tag", "decode_tag", "string_field", "influxql_string", "influxql_ident"]
+
+
+_TAG_UNSAFE = frozenset("%\\")
 
 
 def stored_tag(value: str) -> str:
     """The form InfluxDB stores: ``%``, ``\\`` and control characters percent-encoded."""
-    out = []
-    for ch in value:
-        o = ord(ch)
-        if ch == "%" or ch == "\\" or o < 0x20 or o == 0x7F:
-            out.append(urllib.parse.quote(ch, safe=""))
-        else:
-            out.append(ch)
-    return "".join(out)
+    return percent_encode(value, _TAG_UNSAFE)
 
 
 def encode_tag(value: str) -> str:

@@ -1,4 +1,4 @@
-from curvestream.v1 import run_pb2 as _run_pb2
+from curvestream_wire.v1 import run_pb2 as _run_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message

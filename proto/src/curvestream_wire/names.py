@@ -1,4 +1,4 @@
-"""Names of projects, runs and metric keys, and the MQTT topics that carry them.
+"""Name rules of projects, runs and metric keys, and their reversible encodings.
 
 Metric keys arrive exactly as logged: any Unicode, ``/``, spaces, commas, ``=``
 and quotes. Project and run names may hold the same characters; inside MQTT
@@ -22,13 +22,11 @@ __all__ = [
     "validate_key",
     "encode_segment",
     "decode_segment",
-    "Topics",
+    "percent_encode",
 ]
 
 MAX_NAME_CHARS = 1024
 MAX_KEY_CHARS = 16384
-PREFIX = "curvestream/v1"
-
 _TOPIC_UNSAFE = frozenset("/+#%")
 
 
@@ -58,60 +56,26 @@ def validate_key(value: object) -> str:
     return _check_text("metric key", value, MAX_KEY_CHARS)
 
 
-def encode_segment(name: str) -> str:
+def percent_encode(value: str, unsafe: frozenset[str]) -> str:
+    """Percent-encode the characters in ``unsafe`` and every control character;
+    ``urllib.parse.unquote`` reverses it.
+
+    >>> percent_encode("a%b\\n", frozenset("%"))
+    'a%25b%0A'
+    """
     out = []
-    for ch in name:
-        if ch in _TOPIC_UNSAFE or ord(ch) < 0x20 or ord(ch) == 0x7F:
+    for ch in value:
+        if ch in unsafe or ord(ch) < 0x20 or ord(ch) == 0x7F:
             out.append(urllib.parse.quote(ch, safe=""))
         else:
             out.append(ch)
     return "".join(out)
 
 
+def encode_segment(name: str) -> str:
+    """A name as one MQTT topic level."""
+    return percent_encode(name, _TOPIC_UNSAFE)
+
+
 def decode_segment(segment: str) -> str:
     return urllib.parse.unquote(segment, errors="strict")
-
-
-class Topics:
-    """Topic names of the v1 contract.
-
-    >>> Topics.points("mnist", "r1")
-    'curvestream/v1/mnist/r1/points'
-    >>> Topics.commit(bytes.fromhex("00ff"))
-    'curvestream/v1/commit/00ff'
-    """
-
-    POINTS_FILTER = f"{PREFIX}/+/+/points"
-    META_FILTER = f"{PREFIX}/+/+/meta"
-    STATUS_FILTER = f"{PREFIX}/+/+/status"
-
-    @staticmethod
-    def _run(project: str, run: str, leaf: str) -> str:
-        return f"{PREFIX}/{encode_segment(project)}/{encode_segment(run)}/{leaf}"
-
-    @classmethod
-    def points(cls, project: str, run: str) -> str:
-        return cls._run(project, run, "points")
-
-    @classmethod
-    def meta(cls, project: str, run: str) -> str:
-        return cls._run(project, run, "meta")
-
-    @classmethod
-    def status(cls, project: str, run: str) -> str:
-        return cls._run(project, run, "status")
-
-    @staticmethod
-    def commit(producer_id: bytes) -> str:
-        return f"{PREFIX}/commit/{producer_id.hex()}"
-
-    @staticmethod
-    def parse(topic: str) -> tuple[str, str, str] | None:
-        """``(project, run, leaf)`` of a run topic, or None when it is not one."""
-        parts = topic.split("/")
-        if len(parts) != 5 or f"{parts[0]}/{parts[1]}" != PREFIX:
-            return None
-        try:
-            return decode_segment(parts[2]), decode_segment(parts[3]), parts[4]
-        except UnicodeDecodeError:
-            return None

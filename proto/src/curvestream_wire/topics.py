@@ -1,0 +1,60 @@
+"""The MQTT topics of the v1 contract.
+
+    >>> Topics.points("mnist", "lr=0.1/bs 64")
+    'curvestream/v1/mnist/lr=0.1%2Fbs 64/points'
+    >>> Topics.parse(Topics.status("a+b", "r1"))
+    ('a+b', 'r1', 'status')
+"""
+
+from __future__ import annotations
+
+from curvestream_wire.names import decode_segment, encode_segment
+
+__all__ = ["PREFIX", "Topics"]
+
+PREFIX = "curvestream/v1"
+
+
+class Topics:
+    """Topic names of the v1 contract.
+
+    >>> Topics.points("mnist", "r1")
+    'curvestream/v1/mnist/r1/points'
+    >>> Topics.commit(bytes.fromhex("00ff"))
+    'curvestream/v1/commit/00ff'
+    """
+
+    POINTS_FILTER = f"{PREFIX}/+/+/points"
+    META_FILTER = f"{PREFIX}/+/+/meta"
+    STATUS_FILTER = f"{PREFIX}/+/+/status"
+
+    @staticmethod
+    def _run(project: str, run: str, leaf: str) -> str:
+        return f"{PREFIX}/{encode_segment(project)}/{encode_segment(run)}/{leaf}"
+
+    @classmethod
+    def points(cls, project: str, run: str) -> str:
+        return cls._run(project, run, "points")
+
+    @classmethod
+    def meta(cls, project: str, run: str) -> str:
+        return cls._run(project, run, "meta")
+
+    @classmethod
+    def status(cls, project: str, run: str) -> str:
+        return cls._run(project, run, "status")
+
+    @staticmethod
+    def commit(producer_id: bytes) -> str:
+        return f"{PREFIX}/commit/{producer_id.hex()}"
+
+    @staticmethod
+    def parse(topic: str) -> tuple[str, str, str] | None:
+        """``(project, run, leaf)`` of a run topic, or None when it is not one."""
+        parts = topic.split("/")
+        if len(parts) != 5 or f"{parts[0]}/{parts[1]}" != PREFIX:
+            return None
+        try:
+            return decode_segment(parts[2]), decode_segment(parts[3]), parts[4]
+        except UnicodeDecodeError:
+            return None
