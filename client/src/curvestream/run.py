@@ -23,17 +23,17 @@ import time
 import weakref
 from typing import Any, Iterable, Mapping
 
-from curvestream import names
+from curvestream_wire import names
 from curvestream.direct import BridgeHttp
 from curvestream.encode import BatchBuilder
 from curvestream.meta import collect_meta, normalize_config
 from curvestream.mqtt import MqttLink, client_id_for
-from curvestream.names import Topics
+from curvestream_wire.topics import Topics
 from curvestream.recorder import Recorder
 from curvestream.settings import Settings
 from curvestream.spool import Spool, SpoolLocked, list_producers
 from curvestream.uploader import Uploader
-from curvestream.v1 import run_pb2
+from curvestream_wire.v1 import run_pb2
 from curvestream.values import HistogramItem, TextItem, histogram_values, to_float
 
 __all__ = ["Run", "FinishReport"]
@@ -146,6 +146,7 @@ class Run:
         if self.uploader is not None and self.link is not None:
             self.uploader.start()
             self.link.start()
+        _install_process_hooks()
         _live_runs.add(self)
         atexit.register(_finish_at_exit, weakref.ref(self))
 
@@ -414,23 +415,34 @@ def _finish_at_exit(ref: "weakref.ref[Run]") -> None:
 
 
 _last_uncaught: tuple[type[BaseException], BaseException] | None = None
-_previous_excepthook = sys.excepthook
+_hooks_installed = False
+_hooks_lock = threading.Lock()
 
 
-def _excepthook(exc_type, exc, tb) -> None:  # noqa: ANN001
-    """Remember an uncaught exception so the exit handler marks runs failed."""
-    global _last_uncaught
-    _last_uncaught = (exc_type, exc)
-    _previous_excepthook(exc_type, exc, tb)
+def _install_process_hooks() -> None:
+    """Installed when the first run starts, never at import: a process that only
+    imports curvestream (a bridge, a tool) keeps its own excepthook and fork hooks.
 
+    The excepthook remembers an uncaught exception so the exit handler marks the
+    run failed; the fork hook makes a forked child (a DataLoader worker) leave
+    the parent's spool and connection alone."""
+    global _hooks_installed
+    with _hooks_lock:
+        if _hooks_installed:
+            return
+        _hooks_installed = True
+        previous = sys.excepthook
 
-sys.excepthook = _excepthook
+        def excepthook(exc_type, exc, tb) -> None:  # noqa: ANN001
+            global _last_uncaught
+            _last_uncaught = (exc_type, exc)
+            previous(exc_type, exc, tb)
+
+        sys.excepthook = excepthook
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _after_fork_in_child() -> None:
     for run in list(_live_runs):
         run._after_fork_in_child()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
