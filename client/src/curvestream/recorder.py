@@ -3,6 +3,9 @@ the in-memory queue, seals columnar batches (by size, and at least every
 ``flush_interval_ms``), appends them to the spool, fsyncs once per interval and
 wakes the uploader. Scalars, histograms, text and run status share it.
 
+The recorder owns the queue and its overflow policy: the training thread only
+appends, and asks :meth:`Recorder.backlog` once the queue is long.
+
 Everything here runs off the training thread; nothing raises into it.
 """
 
@@ -26,8 +29,8 @@ log = logging.getLogger("curvestream.recorder")
 
 
 class FlushMode(enum.Enum):
-    INTERVAL = "interval"  # the timer fired
-    SIZE = "size"  # the queue passed a batch's worth
+    INTERVAL = "interval"  # the timer fired: drain, seal everything, fsync
+    SIZE = "size"  # the queue grew long: drain, seal full batches only (the rest waits for the timer)
     FINAL = "final"  # finish(): drain everything, seal, close the segment
 
 
@@ -38,6 +41,7 @@ class RecorderStats:
     batches_dropped_spool_full: int = 0
     points_dropped_spool_full: int = 0
     spool_errors: int = 0
+    points_dropped_queue_full: int = 0
     last_seq: int = 0
 
 
@@ -45,14 +49,16 @@ class Recorder:
     def __init__(
         self,
         settings: Settings,
-        queue: collections.deque,
         spool: Spool,
         builder_factory: Callable[[Callable[[], int]], BatchBuilder],
         on_spooled: Callable[[], None],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
-        self.queue = queue
+        self.queue: collections.deque = collections.deque()
+        self.max_queue = settings.max_queue_calls
+        self.wake_len = min(settings.max_queue_calls, max(1024, settings.max_batch_points // 2))
+        """Queue length at which the producer calls :meth:`backlog` (wakes the recorder early)."""
         self.spool = spool
         self.stats = RecorderStats()
         self._builder = builder_factory(self._next_seq)
@@ -63,6 +69,7 @@ class Recorder:
         self._done = threading.Event()
         self._space = threading.Event()
         self._warned_quota = 0.0
+        self._size_wake = False
         self._thread: threading.Thread | None = None
 
     def _next_seq(self) -> int:
@@ -77,6 +84,24 @@ class Recorder:
     def wake(self) -> None:
         self._wake.set()
 
+    def backlog(self, closed: Callable[[], bool]) -> bool:
+        """The queue is long: wake the recorder; True when the caller's item is to be
+        dropped (``queue_full="drop"``). With ``block``, waits while the queue is full."""
+        self._size_wake = True
+        self.wake()
+        if len(self.queue) < self.max_queue:
+            return False
+        if self.settings.queue_full == "drop":
+            self.stats.points_dropped_queue_full += 1
+            if self.stats.points_dropped_queue_full == 1:
+                log.warning("curvestream: queue full (%d calls); dropping points (CURVESTREAM_QUEUE_FULL=drop)",
+                            self.max_queue)
+            return True
+        while len(self.queue) >= self.max_queue and not closed():
+            self.wake()
+            time.sleep(0.0005)
+        return False
+
     def space_freed(self) -> None:
         self._space.set()
 
@@ -88,12 +113,21 @@ class Recorder:
 
     def _run(self) -> None:
         interval = self.settings.flush_interval_ms / 1000
+        next_interval = self._clock() + interval
         while True:
-            self._wake.wait(interval)
+            self._wake.wait(max(0.0, next_interval - self._clock()))
             self._wake.clear()
             final = self._final.is_set()
+            size_wake, self._size_wake = self._size_wake, False
+            if final:
+                mode = FlushMode.FINAL
+            elif size_wake and self._clock() < next_interval:
+                mode = FlushMode.SIZE
+            else:
+                mode = FlushMode.INTERVAL
+                next_interval = self._clock() + interval
             try:
-                self.flush(FlushMode.FINAL if final else FlushMode.INTERVAL)
+                self.flush(mode)
             except Exception:  # noqa: BLE001
                 self.stats.spool_errors += 1
                 log.exception("curvestream: recorder round failed")
@@ -117,7 +151,7 @@ class Recorder:
             if builder.points >= max_points:
                 self._spool(*builder.seal())
                 wrote = True
-        if not builder.empty:
+        if not builder.empty and mode is not FlushMode.SIZE:
             self._spool(*builder.seal())
             wrote = True
         if wrote:

@@ -13,7 +13,6 @@ thread sends and lets go of what the bridge has committed.
 from __future__ import annotations
 
 import atexit
-import collections
 import dataclasses
 import logging
 import os
@@ -95,13 +94,9 @@ class Run:
         self._time_ns = clock_ns
         self.started_ns = clock_ns()
         self._next_step = 0
-        self._queue: collections.deque = collections.deque()
-        self._max_queue = settings.max_queue_calls
-        self._wake_len = min(settings.max_queue_calls, max(1024, settings.max_batch_points // 2))
         self._keys: set[str] = set()
         self._closed = False
         self._forked = False
-        self._dropped_queue_full = 0
         self._calls = 0
         self._exc_info: tuple[type[BaseException], BaseException] | None = None
         self._finish_lock = threading.Lock()
@@ -135,11 +130,12 @@ class Run:
                 self.uploader.track(spool)
         self.recorder = Recorder(
             settings,
-            self._queue,
             self.spool,
             lambda next_seq: BatchBuilder(self.producer_id, self.project, self.name, next_seq, clock_ns),
             on_spooled=self._spooled,
         )
+        self._queue = self.recorder.queue  # log() appends here; the recorder drains it
+        self._wake_len = self.recorder.wake_len
         self._queue.append(self.meta)
         self._queue.append(self._status(run_pb2.RUN_STATE_RUNNING))
         self.recorder.start()
@@ -235,19 +231,8 @@ class Run:
         self._keys.add(key)
 
     def _backlog(self) -> bool:
-        """The queue is long: wake the recorder; True when this call is dropped."""
-        self.recorder.wake()
-        if len(self._queue) >= self._max_queue:
-            if self.settings.queue_full == "drop":
-                self._dropped_queue_full += 1
-                if self._dropped_queue_full == 1:
-                    log.warning("curvestream: queue full (%d calls); dropping points (CURVESTREAM_QUEUE_FULL=drop)",
-                                self._max_queue)
-                return True
-            while len(self._queue) >= self._max_queue and not self._closed:
-                self.recorder.wake()
-                time.sleep(0.0005)
-        return False
+        """The queue is long: the recorder decides (True when this call is dropped)."""
+        return self.recorder.backlog(lambda: self._closed)
 
     def _after_close(self) -> None:
         if self._forked:
@@ -348,10 +333,10 @@ class Run:
     def _make_report(self, left: int) -> FinishReport:
         rec = self.recorder.stats
         report = FinishReport(
-            points_logged=rec.points_spooled + rec.points_dropped_spool_full + self._dropped_queue_full,
+            points_logged=rec.points_spooled + rec.points_dropped_spool_full + rec.points_dropped_queue_full,
             points_spooled=rec.points_spooled,
             batches=rec.batches_sealed,
-            points_dropped_queue_full=self._dropped_queue_full,
+            points_dropped_queue_full=rec.points_dropped_queue_full,
             points_dropped_spool_full=rec.points_dropped_spool_full,
             batches_rejected=self.uploader.stats.batches_rejected if self.uploader else 0,
             batches_left_in_spool=left,

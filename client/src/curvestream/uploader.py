@@ -1,7 +1,7 @@
 """Where spooled batches go out, and where they are let go.
 
 One daemon thread (``curvestream-uploader``) reads records from every tracked
-spool in seq order and sends them over the best channel:
+spool in seq order and hands them to the best exporter (:mod:`.exporters`):
 
 - MQTT while the broker is connected (QoS 1, at most ``max_inflight_batches``
   uncommitted at once);
@@ -21,12 +21,14 @@ import collections
 import dataclasses
 import enum
 import logging
-import random
 import threading
 import time
 from typing import Callable
 
-from curvestream.direct import BridgeHttp, Permanent, Retryable
+from curvestream_wire.backoff import Backoff
+
+from curvestream.direct import BridgeHttp
+from curvestream.exporters import ExportResult, Exporter, HttpExporter, MqttExporter
 from curvestream.mqtt import MqttLink
 from curvestream_wire.topics import Topics
 from curvestream_wire.seqset import SeqSet
@@ -94,8 +96,13 @@ class Uploader:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._channel = Channel.NONE
+        self._exporters: dict[Channel, Exporter] = {}
+        if link is not None:
+            self._exporters[Channel.MQTT] = MqttExporter(link)
+        if http is not None:
+            self._exporters[Channel.HTTP] = HttpExporter(http, self.on_commit)
         self._http_retry_at = 0.0
-        self._http_backoff = 0.5
+        self._http_backoff = Backoff(initial_s=0.5, max_s=10.0)
         self._lock = threading.Lock()
         self.progress = threading.Condition()
         self.on_freed: Callable[[], None] | None = None  # spool space was freed
@@ -129,8 +136,8 @@ class Uploader:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
-        if self.http is not None:
-            self.http.close()
+        for exporter in self._exporters.values():
+            exporter.shutdown(timeout)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -248,35 +255,30 @@ class Uploader:
         return True
 
     def _send_one(self, t: _Tracked, channel: Channel, seq: int, payload: bytes, now: float) -> bool:
-        if channel is Channel.MQTT:
-            assert self.link is not None
-            if not self.link.publish(t.topic, payload):
-                return False
-            t.inflight[seq] = now
-            self.stats.batches_sent_mqtt += 1
+        """Hand one batch to the channel's exporter; False when the channel failed."""
+        outcome = self._exporters[channel].export(t.topic, payload)
+        if outcome.result is ExportResult.SUCCESS:
+            if channel is Channel.MQTT:
+                t.inflight[seq] = now
+                self.stats.batches_sent_mqtt += 1
+            else:
+                self._http_backoff.reset()
+                self.stats.batches_sent_http += 1
+                self._apply_commits()
             return True
-        assert self.http is not None
-        try:
-            commit = self.http.ingest(payload)
-        except Retryable as exc:
-            self.stats.http_errors += 1
-            self.stats.last_error = str(exc)
-            delay = exc.retry_after_s if exc.retry_after_s is not None else self._http_backoff * (0.5 + random.random())
-            self._http_backoff = min(self._http_backoff * 2, 10.0)
-            self._http_retry_at = now + delay
-            log.debug("curvestream: direct write failed, retrying in %.1fs: %s", delay, exc)
-            return False
-        except Permanent as exc:
+        if outcome.result is ExportResult.PERMANENT:
             t.rejected.add(seq, seq)
             t.committed.add(seq, seq)
             self.stats.batches_rejected += 1
-            log.error("curvestream: the bridge rejected batch %d for good: %s", seq, exc)
+            log.error("curvestream: the bridge rejected batch %d for good: %s", seq, outcome.detail)
             return True
-        self._http_backoff = 0.5
-        self.stats.batches_sent_http += 1
-        self.on_commit(commit)
-        self._apply_commits()
-        return True
+        if channel is Channel.HTTP:
+            self.stats.http_errors += 1
+            self.stats.last_error = outcome.detail
+            delay = self._http_backoff.next_delay(outcome.retry_after_s)
+            self._http_retry_at = now + delay
+            log.debug("curvestream: direct write failed, retrying in %.1fs: %s", delay, outcome.detail)
+        return False
 
     # ------------------------------------------------------------------ waiting
     def wait_committed(self, producer_ids: list[bytes], deadline: float,

@@ -1,0 +1,89 @@
+"""Where a spooled batch is handed over: one small protocol, two exporters.
+
+``export(topic, payload) -> Outcome`` says what became of one batch:
+
+- ``SUCCESS``: handed over. The batch still leaves the spool only when the
+  bridge's ``Commit`` names it (MQTT: later, on the commit topic; HTTP: in the
+  answer, passed to ``on_commit`` at once).
+- ``RETRYABLE``: not now (broker down, bridge busy, a 5xx or 429; maybe with a
+  ``retry_after_s``): the batch stays in the spool and is sent again.
+- ``PERMANENT``: this batch can never be stored (the bridge refused it for
+  good): it is counted and never re-sent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Callable, Protocol
+
+from curvestream_wire.v1 import run_pb2
+
+from curvestream.direct import BridgeHttp, Permanent, Retryable
+from curvestream.mqtt import MqttLink
+
+__all__ = ["ExportResult", "Outcome", "Exporter", "MqttExporter", "HttpExporter"]
+
+
+class ExportResult(enum.Enum):
+    SUCCESS = "success"
+    RETRYABLE = "retryable"
+    PERMANENT = "permanent"
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    result: ExportResult
+    retry_after_s: float | None = None
+    detail: str = ""
+
+
+SUCCESS = Outcome(ExportResult.SUCCESS)
+
+
+class Exporter(Protocol):
+    name: str
+
+    def export(self, topic: str, payload: bytes) -> Outcome: ...
+
+    def shutdown(self, timeout: float = 2.0) -> None: ...
+
+
+class MqttExporter:
+    """QoS 1 publish on the run's points topic while the link is up."""
+
+    name = "mqtt"
+
+    def __init__(self, link: MqttLink) -> None:
+        self.link = link
+
+    def export(self, topic: str, payload: bytes) -> Outcome:
+        if self.link.publish(topic, payload):
+            return SUCCESS
+        return Outcome(ExportResult.RETRYABLE, detail="MQTT link down")
+
+    def shutdown(self, timeout: float = 2.0) -> None:
+        """The link belongs to the run (it also carries status and commits): left to it."""
+
+
+class HttpExporter:
+    """The direct-write fallback: POST to the bridge, which answers with the Commit."""
+
+    name = "http"
+
+    def __init__(self, http: BridgeHttp, on_commit: Callable[[run_pb2.Commit], None]) -> None:
+        self.http = http
+        self.on_commit = on_commit
+
+    def export(self, topic: str, payload: bytes) -> Outcome:
+        try:
+            commit = self.http.ingest(payload)
+        except Retryable as exc:
+            return Outcome(ExportResult.RETRYABLE, exc.retry_after_s, str(exc))
+        except Permanent as exc:
+            return Outcome(ExportResult.PERMANENT, detail=str(exc))
+        self.on_commit(commit)
+        return SUCCESS
+
+    def shutdown(self, timeout: float = 2.0) -> None:
+        self.http.close()
