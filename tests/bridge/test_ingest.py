@@ -13,7 +13,7 @@ from curvestream_bridge.ingest import Ingest, Kind, Message
 from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.base import SeriesQuery, StoreUnavailable
-from curvestream_bridge.store.duckdb_store import DuckDBStore
+from curvestream_bridge.store.duckdb.store import DuckDBStore
 
 PID = b"\x01" * 16
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from curvestream_bridge.store.base import SeriesQuery
-from curvestream_bridge.store.decompose import X_NEG, X_POS, AxisScale, Intervals, column_intervals, plan_pieces
-from curvestream_bridge.store.levels import LevelPlan, batch_partials, choose_base
-from curvestream_bridge.store.m4 import pixel_columns
-from curvestream_bridge.store.m4agg import MAX, MIN, M4Agg, merge
-from curvestream_bridge.store.m4query import assemble, frame, m4_result
+from curvestream_bridge.store.m4.plan import X_NEG, X_POS, AxisScale, Intervals, column_intervals, plan_pieces
+from curvestream_bridge.store.m4.levels import LevelPlan, batch_partials, choose_base
+from curvestream_bridge.store.m4.kernel import pixel_columns
+from curvestream_bridge.store.m4.agg import MAX, MIN, M4Agg, merge
+from curvestream_bridge.store.m4.query import assemble, frame, m4_result
 
 from test_store_support import Points, assert_same, curve, reference
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.m4 import pixel_columns
+from curvestream_bridge.store.m4.kernel import pixel_columns
 
 from test_store_support import T0, Points, assert_same, batches, opener, reference, write_all
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from curvestream_bridge.store.base import SeriesQuery
-from curvestream_bridge.store.lineproto import decode_tag
+from curvestream_bridge.store.influx.lineproto import decode_tag
 
 from test_store_support import Points, T0, assert_same, batches, opener, reference, write_all
 

@@ -229,7 +229,7 @@ def test_a_duckdb_file_with_the_old_points_table_is_converted_when_opened(tmp_pa
 
 
 def test_influxdb_buckets_with_too_many_points_to_pack_are_read_from_the_raw_points(tmp_path, request, monkeypatch):
-    from curvestream_bridge.store import influx_rows
+    from curvestream_bridge.store.influx import rows as influx_rows
 
     monkeypatch.setattr(influx_rows, "PACK_POINTS", 12)  # bottom buckets hold about 16: most overflow
     rng = np.random.default_rng(14)

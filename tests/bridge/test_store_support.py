@@ -13,7 +13,7 @@ import numpy as np
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store import Store, open_store
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.m4query import frame, points_result
+from curvestream_bridge.store.m4.query import frame, points_result
 
 __all__ = ["T0", "Points", "batches", "write_all", "reference", "assert_same", "duckdb_store", "influx_store",
            "curve", "opener"]

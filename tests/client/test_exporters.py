@@ -10,7 +10,7 @@ from typing import Iterator
 
 import pytest
 
-from curvestream.direct import BridgeHttp
+from curvestream.http_fallback import BridgeHttp
 from curvestream.exporters import ExportResult, HttpExporter, MqttExporter
 from curvestream_wire.v1 import run_pb2
 

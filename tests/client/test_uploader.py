@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from curvestream.direct import Permanent, Retryable
+from curvestream.http_fallback import Permanent, Retryable
 from curvestream.settings import Settings
 from curvestream.spool import Spool
 from curvestream.uploader import Channel, Uploader

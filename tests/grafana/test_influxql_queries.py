@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
-from curvestream_bridge.store.influx import InfluxStore
-from curvestream_bridge.store.lineproto import decode_tag
+from curvestream_bridge.store.influx.store import InfluxStore
+from curvestream_bridge.store.influx.lineproto import decode_tag
 from grafana_kit import ALL, influxql_macros, interpolate_variables, panel_interval_ms, query_library
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z

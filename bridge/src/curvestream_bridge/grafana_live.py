@@ -19,7 +19,7 @@ import numpy as np
 
 from curvestream_bridge.decode import DecodedBatch
 from curvestream_bridge.settings import BridgeSettings
-from curvestream_bridge.store.lineproto import encode_tag
+from curvestream_bridge.store.influx.lineproto import encode_tag
 
 __all__ = ["GrafanaLivePusher", "live_lines"]
 

@@ -116,7 +116,7 @@ def _progress(label: str, total: int) -> "callable":
 
 def cmd_sync(args: argparse.Namespace) -> int:
     from curvestream.settings import Settings
-    from curvestream.sync import sync_spool
+    from curvestream.spool_replay import sync_spool
 
     overrides = {"spool_dir": args.dir} if args.dir else {}
     settings = Settings.from_env(**overrides)
@@ -127,7 +127,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from curvestream.settings import Settings
-    from curvestream.sync import spool_status
+    from curvestream.spool_replay import spool_status
 
     overrides = {"spool_dir": args.dir} if args.dir else {}
     settings = Settings.from_env(**overrides)

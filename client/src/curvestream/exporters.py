@@ -19,7 +19,7 @@ from typing import Callable, Protocol
 
 from curvestream_wire.v1 import run_pb2
 
-from curvestream.direct import BridgeHttp, Permanent, Retryable
+from curvestream.http_fallback import BridgeHttp, Permanent, Retryable
 from curvestream.mqtt import MqttLink
 
 __all__ = ["ExportResult", "Outcome", "Exporter", "MqttExporter", "HttpExporter"]

@@ -23,7 +23,7 @@ import weakref
 from typing import Any, Iterable, Mapping
 
 from curvestream_wire import names
-from curvestream.direct import BridgeHttp
+from curvestream.http_fallback import BridgeHttp
 from curvestream.encode import BatchBuilder
 from curvestream.meta import collect_meta, normalize_config
 from curvestream.mqtt import MqttLink, client_id_for

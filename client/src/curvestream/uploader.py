@@ -27,7 +27,7 @@ from typing import Callable
 
 from curvestream_wire.backoff import Backoff
 
-from curvestream.direct import BridgeHttp
+from curvestream.http_fallback import BridgeHttp
 from curvestream.exporters import ExportResult, Exporter, HttpExporter, MqttExporter
 from curvestream.mqtt import MqttLink
 from curvestream_wire.topics import Topics

@@ -14,13 +14,13 @@ def open_store(url: str, writer_id: str = "") -> Store:
 
     Query parameters: ``rollups=off`` stores raw points only (no M4 rollups;
     for comparisons and debugging); InfluxDB also takes ``writer=<id>`` (see
-    :mod:`.influx_rollup`), which overrides ``writer_id``: what names this
+    :mod:`.influx.rollup`), which overrides ``writer_id``: what names this
     bridge's rollup rows among those of other bridges writing the same database."""
     parsed = urllib.parse.urlsplit(url)
     params = dict(urllib.parse.parse_qsl(parsed.query))
     rollups = _flag(params.get("rollups", "on"), "rollups")
     if parsed.scheme == "duckdb":
-        from curvestream_bridge.store.duckdb_store import DuckDBStore
+        from curvestream_bridge.store.duckdb import DuckDBStore
 
         path = ":memory:" if parsed.netloc == ":memory:" else urllib.parse.unquote(parsed.path)
         if parsed.netloc and parsed.netloc != ":memory:":  # duckdb://relative/path

@@ -1,5 +1,5 @@
 """The one narrow interface every store engine implements, and the records it
-returns. Engines: :mod:`.duckdb_store` (embedded) and :mod:`.influx` (InfluxDB
+returns. Engines: :mod:`.duckdb` (embedded) and :mod:`.influx` (InfluxDB
 over the v1 HTTP API: 1.x, 2.x OSS through DBRP mappings, 3.x Core).
 """
 

@@ -33,8 +33,8 @@ import dataclasses
 
 import numpy as np
 
-from curvestream_bridge.store.levels import FANOUT, LevelPlan
-from curvestream_bridge.store.m4 import pixel_columns
+from curvestream_bridge.store.m4.levels import FANOUT, LevelPlan
+from curvestream_bridge.store.m4.kernel import pixel_columns
 
 __all__ = ["X_NEG", "X_POS", "AxisScale", "Intervals", "Pieces", "plan_pieces", "column_intervals"]
 

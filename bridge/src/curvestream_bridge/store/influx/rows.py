@@ -1,7 +1,7 @@
-"""The text of InfluxDB rollup rows (see :mod:`.influx_rollup`), and the InfluxQL
+"""The text of InfluxDB rollup rows (see :mod:`.rollup`), and the InfluxQL
 pieces that name a series.
 
-``m`` packs the aggregate of :mod:`.m4agg` as one little-endian record
+``m`` packs the aggregate of :mod:`..m4.agg` as one little-endian record
 (``RECORD``, 138 bytes, a multiple of 3 so that the base64 texts of many rows
 decode as one), which keeps the line short and the read a single
 ``frombuffer``. ``p`` packs a bottom bucket's points the same way (``POINT``, 24 bytes each).
@@ -15,8 +15,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from curvestream_bridge.store.lineproto import encode_tag, influxql_string, stored_tag
-from curvestream_bridge.store.m4agg import FIRST, KINDS, LAST, MAX, MIN, NAN, M4Agg
+from curvestream_bridge.store.influx.lineproto import encode_tag, influxql_string, stored_tag
+from curvestream_bridge.store.m4.agg import FIRST, KINDS, LAST, MAX, MIN, NAN, M4Agg
 
 __all__ = ["RECORD", "POINT", "PACK_POINTS", "pack", "unpack", "pack_points", "unpack_points", "Statements",
            "SeriesKey", "series_where", "series_tags", "tag_literal", "rows_of", "packs_of", "bucket_runs"]

@@ -8,7 +8,7 @@ Measurements (tag values percent-encoded, see :mod:`.lineproto`)::
                                     level 0 also: p="<base64 points of the bucket>" (empty: over PACK_POINTS)
     cs_m4_meta,metric,project,run,w=<writer>              bs=<base step>i,bt=<base time>i   <server time>
 
-(the text of ``m`` and ``p``: :mod:`.influx_rows`).
+(the text of ``m`` and ``p``: :mod:`.rows`).
 
 One row per bucket, level and writer. InfluxDB keeps one point per series and
 timestamp, so a writer merges a bucket's new points into the row it wrote
@@ -43,7 +43,7 @@ from typing import Callable
 import numpy as np
 
 from curvestream_bridge.store.base import StoreUnavailable
-from curvestream_bridge.store.influx_rows import (
+from curvestream_bridge.store.influx.rows import (
     POINT,
     SeriesKey,
     Statements,
@@ -56,9 +56,9 @@ from curvestream_bridge.store.influx_rows import (
     series_where,
     tag_literal,
 )
-from curvestream_bridge.store.levels import MIN_POINTS, LevelPlan, batch_partials, choose_base
-from curvestream_bridge.store.lineproto import decode_tag, encode_tag
-from curvestream_bridge.store.m4agg import M4Agg, merge
+from curvestream_bridge.store.m4.levels import MIN_POINTS, LevelPlan, batch_partials, choose_base
+from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag
+from curvestream_bridge.store.m4.agg import M4Agg, merge
 
 __all__ = ["OpenBuckets", "BOTTOM_TARGET_POINTS", "RollupWriter"]
 

@@ -1,4 +1,4 @@
-"""The series query on InfluxDB rollups (see :mod:`.influx_rollup`).
+"""The series query on InfluxDB rollups (see :mod:`.rollup`).
 
 InfluxQL cannot OR several time ranges in one statement, so every run of
 needed buckets is a statement of its own; all go in one request: the rollup
@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.influx_rows import SeriesKey, Statements, bucket_runs, packs_of, rows_of, series_where
-from curvestream_bridge.store.levels import LevelPlan
-from curvestream_bridge.store.m4agg import FIRST, LAST, M4Agg
-from curvestream_bridge.store.m4query import Frame, assemble, empty_result, raw_result, rollup_answer, rollup_axis
+from curvestream_bridge.store.influx.rows import SeriesKey, Statements, bucket_runs, packs_of, rows_of, series_where
+from curvestream_bridge.store.m4.levels import LevelPlan
+from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
+from curvestream_bridge.store.m4.query import Frame, assemble, empty_result, raw_result, rollup_answer, rollup_axis
 
 __all__ = ["series_query", "points_of", "GAP_BUCKETS", "NONFINITE"]
 

@@ -1,4 +1,4 @@
-"""The InfluxDB store, through the v1 HTTP API (:mod:`.influx_http`): ``/write``
+"""The InfluxDB store, through the v1 HTTP API (:mod:`.http`): ``/write``
 (line protocol) and ``/query`` (InfluxQL). These endpoints exist on 1.x, on
 2.x OSS (through its DBRP mappings) and on 3.x Core.
 
@@ -43,13 +43,13 @@ from curvestream_bridge.store.base import (
     record_from_meta,
     state_name,
 )
-from curvestream_bridge.store.influx_http import InfluxHTTP
-from curvestream_bridge.store.influx_rollup import RollupWriter
-from curvestream_bridge.store.influx_rows import SeriesKey, series_where, tag_literal
-from curvestream_bridge.store.influx_series import NONFINITE, points_of, series_query
-from curvestream_bridge.store.lineproto import decode_tag, encode_tag, string_field
-from curvestream_bridge.store.m4 import m4_indices
-from curvestream_bridge.store.m4query import rollup_axis
+from curvestream_bridge.store.influx.http import InfluxHTTP
+from curvestream_bridge.store.influx.rollup import RollupWriter
+from curvestream_bridge.store.influx.rows import SeriesKey, series_where, tag_literal
+from curvestream_bridge.store.influx.series import NONFINITE, points_of, series_query
+from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag, string_field
+from curvestream_bridge.store.m4.kernel import m4_indices
+from curvestream_bridge.store.m4.query import rollup_axis
 
 __all__ = ["InfluxStore"]
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from curvestream.direct import BridgeHttp, Retryable
+from curvestream.http_fallback import BridgeHttp, Retryable
 from curvestream.mqtt import MqttLink
 from curvestream_wire.topics import Topics
 from curvestream.settings import Settings

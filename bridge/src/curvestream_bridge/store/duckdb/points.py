@@ -10,12 +10,12 @@ Tables (``<axis>`` is ``step`` or ``time``)::
 
 ``<aggregate>`` is ``n`` and the first, last, min, max points (``f_s, f_w,
 f_v`` …: step, wall, value), the first NaN (``nan_s, nan_w``) and the
-``has_mn``/``has_mx``/``has_nan`` flags (see :mod:`.m4agg`). Everything is
+``has_mn``/``has_mx``/``has_nan`` flags (see :mod:`..m4.agg`). Everything is
 written in the caller's transaction, together with the points.
 
 A query of a series with rollups reads the rows of the buckets that cover its
-pixel columns (:mod:`.decompose`) and the chunks of the straddling bottom
-buckets, then merges them (:mod:`.m4query`): O(width · fanout · levels) rows
+pixel columns (:mod:`..m4.plan`) and the chunks of the straddling bottom
+buckets, then merges them (:mod:`..m4.query`): O(width · fanout · levels) rows
 whatever the length of the series.
 """
 
@@ -27,11 +27,11 @@ from typing import Any, Iterator
 import duckdb
 import numpy as np
 
-from curvestream_bridge.store import chunks as chunk_codec
+from curvestream_bridge.store.duckdb import chunks as chunk_codec
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.levels import AXES, MIN_POINTS, LevelPlan, batch_partials, choose_base, order_by_x
-from curvestream_bridge.store.m4agg import FIRST, LAST, MAX, MIN, NAN, M4Agg, merge
-from curvestream_bridge.store.m4query import (
+from curvestream_bridge.store.m4.levels import AXES, MIN_POINTS, LevelPlan, batch_partials, choose_base, order_by_x
+from curvestream_bridge.store.m4.agg import FIRST, LAST, MAX, MIN, NAN, M4Agg, merge
+from curvestream_bridge.store.m4.query import (
     Frame,
     assemble,
     empty_result,

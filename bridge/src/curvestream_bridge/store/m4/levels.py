@@ -27,7 +27,7 @@ from typing import Iterator
 
 import numpy as np
 
-from curvestream_bridge.store.m4agg import M4Agg, merge_runs
+from curvestream_bridge.store.m4.agg import M4Agg, merge_runs
 
 __all__ = ["FANOUT", "LEVELS", "MIN_POINTS", "AXES", "LevelPlan", "choose_base", "batch_partials", "order_by_x"]
 

@@ -43,9 +43,9 @@ from curvestream_bridge.store.base import (
     record_from_meta,
     state_name,
 )
-from curvestream_bridge.store.duckdb_points import SCHEMA as POINTS_SCHEMA
-from curvestream_bridge.store.duckdb_points import PointWriter, scan, series_query
-from curvestream_bridge.store.m4query import empty_result, rollup_axis
+from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
+from curvestream_bridge.store.duckdb.points import PointWriter, scan, series_query
+from curvestream_bridge.store.m4.query import empty_result, rollup_axis
 
 __all__ = ["DuckDBStore"]
 

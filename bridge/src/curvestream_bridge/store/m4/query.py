@@ -24,10 +24,10 @@ from typing import Callable, TypeVar
 import numpy as np
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.decompose import AxisScale, Intervals, Pieces, column_intervals, plan_pieces
-from curvestream_bridge.store.levels import LevelPlan, order_by_x
-from curvestream_bridge.store.m4 import m4_indices
-from curvestream_bridge.store.m4agg import FIRST, LAST, M4Agg, merge, merge_runs, points_runs
+from curvestream_bridge.store.m4.plan import AxisScale, Intervals, Pieces, column_intervals, plan_pieces
+from curvestream_bridge.store.m4.levels import LevelPlan, order_by_x
+from curvestream_bridge.store.m4.kernel import m4_indices
+from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg, merge, merge_runs, points_runs
 
 __all__ = ["Frame", "frame", "assemble", "m4_result", "raw_result", "points_result", "empty_result", "rollup_axis",
            "rollup_answer"]
