@@ -12,27 +12,26 @@ thread sends and lets go of what the bridge has committed.
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import logging
 import os
-import sys
 import threading
 import time
-import weakref
 from typing import Any, Iterable, Mapping
 
 from curvestream_wire import names
-from curvestream.http_fallback import BridgeHttp
+from curvestream_wire.topics import Topics
+from curvestream_wire.v1 import run_pb2
+
+from curvestream import process_hooks
 from curvestream.encode import BatchBuilder
+from curvestream.http_fallback import BridgeHttp
 from curvestream.meta import collect_meta, normalize_config
 from curvestream.mqtt import MqttLink, client_id_for
-from curvestream_wire.topics import Topics
 from curvestream.recorder import Recorder
 from curvestream.settings import Settings
 from curvestream.spool import Spool, SpoolLocked, list_producers
 from curvestream.uploader import Uploader
-from curvestream_wire.v1 import run_pb2
 from curvestream.values import HistogramItem, TextItem, histogram_values, to_float
 
 __all__ = ["Run", "FinishReport"]
@@ -43,8 +42,6 @@ _STATES = {
     "finished": run_pb2.RUN_STATE_FINISHED,
     "failed": run_pb2.RUN_STATE_FAILED,
 }
-
-_live_runs: "weakref.WeakSet[Run]" = weakref.WeakSet()
 
 
 @dataclasses.dataclass
@@ -142,9 +139,7 @@ class Run:
         if self.uploader is not None and self.link is not None:
             self.uploader.start()
             self.link.start()
-        _install_process_hooks()
-        _live_runs.add(self)
-        atexit.register(_finish_at_exit, weakref.ref(self))
+        process_hooks.watch(self)
 
     # ------------------------------------------------------------------ logging (training thread)
     def log(self, data: Mapping[str, Any], step: int | None = None) -> None:
@@ -327,7 +322,7 @@ class Run:
                     spool.drop_committed(self.uploader._tracked[spool.producer_id].committed.covers)
                 spool.release()
             self._report = self._make_report(left)
-            _live_runs.discard(self)
+            process_hooks.forget(self)
             return self._report
 
     def _make_report(self, left: int) -> FinishReport:
@@ -383,51 +378,3 @@ class Run:
         if self.link is not None:
             self.link.abandon_after_fork()
         self.recorder.forget_after_fork()
-
-
-def _finish_at_exit(ref: "weakref.ref[Run]") -> None:
-    run = ref()
-    if run is None or run._report is not None or run._forked:
-        return
-    exc = _last_uncaught
-    try:
-        if exc is not None:
-            run.finish("failed", f"{exc[0].__name__}: {exc[1]}"[:2000])
-        else:
-            run.finish()
-    except Exception:  # noqa: BLE001 - never raise at interpreter exit
-        log.exception("curvestream: finishing run %s/%s at exit failed", run.project, run.name)
-
-
-_last_uncaught: tuple[type[BaseException], BaseException] | None = None
-_hooks_installed = False
-_hooks_lock = threading.Lock()
-
-
-def _install_process_hooks() -> None:
-    """Installed when the first run starts, never at import: a process that only
-    imports curvestream (a bridge, a tool) keeps its own excepthook and fork hooks.
-
-    The excepthook remembers an uncaught exception so the exit handler marks the
-    run failed; the fork hook makes a forked child (a DataLoader worker) leave
-    the parent's spool and connection alone."""
-    global _hooks_installed
-    with _hooks_lock:
-        if _hooks_installed:
-            return
-        _hooks_installed = True
-        previous = sys.excepthook
-
-        def excepthook(exc_type, exc, tb) -> None:  # noqa: ANN001
-            global _last_uncaught
-            _last_uncaught = (exc_type, exc)
-            previous(exc_type, exc, tb)
-
-        sys.excepthook = excepthook
-        if hasattr(os, "register_at_fork"):
-            os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def _after_fork_in_child() -> None:
-    for run in list(_live_runs):
-        run._after_fork_in_child()
