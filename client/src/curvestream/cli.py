@@ -4,6 +4,7 @@
     curvestream demo [--duration 60] [--runs 3]                      a real training loop streaming into it
     curvestream sync [DIR]                                           replay spooled batches
     curvestream status [DIR]                                         what is waiting in the spool
+    curvestream import tensorboard DIR [--project P]                 TensorBoard event files, every point
     curvestream bridge [--config FILE]                               the bridge alone, for production
 """
 
@@ -91,7 +92,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
         pass
 
 
-def _progress(label: str, total: int) -> "callable":
+def _progress(label: str, total: int, unit: str = "batches") -> "callable":
     tty = sys.stderr.isatty()
     last = [0.0]
 
@@ -104,7 +105,7 @@ def _progress(label: str, total: int) -> "callable":
         width = 30
         filled = int(width * done / total) if total else width
         bar = "#" * filled + "-" * (width - filled)
-        line = f"{label} [{bar}] {done}/{total} batches"
+        line = f"{label} [{bar}] {done}/{total} {unit}"
         if tty:
             sys.stderr.write("\r" + line + ("\n" if not left else ""))
         elif not left:
@@ -145,6 +146,27 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_tensorboard(args: argparse.Namespace) -> int:
+    from curvestream.settings import Settings
+    from curvestream.tensorboard.importer import import_tensorboard
+
+    settings = Settings.from_env(**({"spool_dir": args.spool_dir} if args.spool_dir else {}))
+    bars: dict[int, "callable"] = {}
+
+    def progress(done: int, total: int) -> None:
+        show = bars.setdefault(total, _progress("curvestream import", total, "bytes"))
+        show(total - done)
+
+    try:
+        report = import_tensorboard(args.dir, settings, project=args.project, timeout_s=args.timeout,
+                                    progress=progress)
+    except (FileNotFoundError, ImportError, RuntimeError, ValueError) as exc:
+        print(f"curvestream import: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(report, indent=2))
+    return 0 if report["left_batches"] == 0 else 1
+
+
 def cmd_bridge(args: argparse.Namespace) -> None:
     _need_bridge()
     from curvestream_bridge.service import main as bridge_main
@@ -183,6 +205,15 @@ def main(argv: list[str] | None = None) -> None:
     status = sub.add_parser("status", help="show what waits in the spool")
     status.add_argument("dir", nargs="?", default=None)
     status.set_defaults(func=cmd_status)
+
+    imports = sub.add_parser("import", help="bring existing logs into curvestream")
+    sources = imports.add_subparsers(dest="source", required=True)
+    tb = sources.add_parser("tensorboard", help="every event file under DIR becomes a run, every point kept")
+    tb.add_argument("dir", help="a TensorBoard log directory")
+    tb.add_argument("--project", default=None, help="project of the runs (default: DIR's name)")
+    tb.add_argument("--spool-dir", default=None, help="spool directory (default CURVESTREAM_SPOOL_DIR)")
+    tb.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the bridge at the end")
+    tb.set_defaults(func=cmd_import_tensorboard)
 
     bridge = sub.add_parser("bridge", help="run the bridge alone (production)")
     bridge.add_argument("--config", default=None)

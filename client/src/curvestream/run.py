@@ -13,6 +13,7 @@ thread sends and lets go of what the bridge has committed.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import threading
@@ -187,6 +188,20 @@ class Run:
         if not isinstance(text, str):
             raise TypeError(f"curvestream: text for {key!r} must be a str, got {type(text).__name__}")
         self._enqueue(TextItem(key, head[0], head[1], text, int(level)))
+
+    def update_config(self, values: Any) -> None:
+        """Merge ``values`` (same types as ``init(config=)``) into the run's config
+        and send it again: hyperparameters known only after the run started."""
+        if self._closed:
+            return self._after_close()
+        self.config = {**self.config, **normalize_config(values)}
+        meta = run_pb2.RunMeta()
+        meta.CopyFrom(self.meta)
+        meta.config_json = json.dumps(self.config, ensure_ascii=False, sort_keys=True)
+        self.meta = meta  # re-announced on every reconnect, so the retained copy is the newest
+        self._enqueue(meta)
+        if self.link is not None:
+            self.link.publish(Topics.meta(self.project, self.name), meta.SerializeToString(), retain=True)
 
     def _item_head(self, key: str, step: int | None) -> tuple[int, int] | None:
         """(step, wall_ns) of a histogram or text item; None after finish()."""

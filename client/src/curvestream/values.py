@@ -13,6 +13,8 @@ import math
 import numbers
 from typing import Any, Sequence
 
+from curvestream.buckets import Buckets
+
 __all__ = ["to_float", "histogram_values", "HistogramItem", "TextItem"]
 
 
@@ -82,7 +84,9 @@ class TextItem:
 
 def histogram_values(key: str, values: Any) -> Any:
     """A private copy of ``values`` (a list of floats, or a flat numpy array) that
-    later changes to the caller's tensor cannot reach."""
+    later changes to the caller's tensor cannot reach; ``Buckets`` pass as they are."""
+    if type(values) is Buckets:
+        return values
     if hasattr(values, "detach") and hasattr(values, "cpu"):  # a torch tensor, without importing torch
         values = values.detach().cpu()
         if hasattr(values, "numpy"):
@@ -102,6 +106,8 @@ def histogram_values(key: str, values: Any) -> Any:
 
 def compute_histogram(values: Any, bins: int) -> tuple[list[float], list[float], float, float, float, int]:
     """``(edges, counts, min, max, sum, count)`` over the finite values."""
+    if type(values) is Buckets:
+        return values.as_tuple()
     try:
         import numpy as np
     except ImportError:  # pragma: no cover - numpy-less trainers
