@@ -1,0 +1,66 @@
+"""A Keras 3 callback: ``model.fit(..., callbacks=[CurvestreamCallback(project="mnist")])``.
+
+    >>> from curvestream.keras import CurvestreamCallback
+    >>> model.fit(x, y, epochs=3, callbacks=[CurvestreamCallback(project="mnist")])  # doctest: +SKIP
+
+Batch logs go under ``batch/<name>``, epoch logs (validation included) under
+``epoch/<name>`` with the epoch number, all at one global step that counts
+batches across epochs (Keras restarts ``batch`` at 0 every epoch). The fit's
+parameters (epochs, steps) and the optimizer's config are the run's config;
+the end of ``fit`` finishes the run.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Iterable, Mapping
+
+import keras
+
+from curvestream.lazyrun import LazyRun
+from curvestream.settings import Settings
+
+__all__ = ["CurvestreamCallback"]
+
+
+def _numbers(prefix: str, logs: Mapping[str, Any] | None) -> dict[str, Any]:
+    out = {}
+    for key, value in (logs or {}).items():
+        if isinstance(value, numbers.Real) or getattr(value, "shape", None) in ((), (1,)):
+            out[prefix + key] = value
+    return out
+
+
+class CurvestreamCallback(keras.callbacks.Callback):
+    def __init__(self, project: str = "keras", run: str | None = None, *, config: Any = None,
+                 tags: Iterable[str] = (), group: str = "", settings: Settings | None = None,
+                 log_batches: bool = True, **setting_overrides: Any) -> None:
+        super().__init__()
+        self._lazy = LazyRun(project, run, config=config, tags=tags, group=group, settings=settings,
+                             **setting_overrides)
+        self.log_batches = log_batches
+        self.global_step = 0
+
+    @property
+    def run(self) -> Any:
+        return self._lazy.get()
+
+    def on_train_begin(self, logs: Mapping[str, Any] | None = None) -> None:
+        config: dict[str, Any] = {"fit": dict(self.params or {})}
+        optimizer = getattr(self.model, "optimizer", None)
+        if optimizer is not None and hasattr(optimizer, "get_config"):
+            config["optimizer"] = optimizer.get_config()
+        self._lazy.update_config(config)
+
+    def on_train_batch_end(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
+        self.global_step += 1
+        if self.log_batches:
+            values = _numbers("batch/", logs)
+            if values:
+                self._lazy.get().log(values, step=self.global_step)
+
+    def on_epoch_end(self, epoch: int, logs: Mapping[str, Any] | None = None) -> None:
+        self._lazy.get().log({"epoch": epoch, **_numbers("epoch/", logs)}, step=self.global_step)
+
+    def on_train_end(self, logs: Mapping[str, Any] | None = None) -> None:
+        self._lazy.finish("finished")
