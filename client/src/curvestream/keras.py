@@ -49,7 +49,10 @@ class CurvestreamCallback(keras.callbacks.Callback):
         config: dict[str, Any] = {"fit": dict(self.params or {})}
         optimizer = getattr(self.model, "optimizer", None)
         if optimizer is not None and hasattr(optimizer, "get_config"):
-            config["optimizer"] = optimizer.get_config()
+            try:
+                config["optimizer"] = optimizer.get_config()
+            except Exception as exc:  # noqa: BLE001 - a config we cannot read never stops the fit
+                config["optimizer"] = {"name": type(optimizer).__name__, "error": str(exc)[:200]}
         self._lazy.update_config(config)
 
     def on_train_batch_end(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:

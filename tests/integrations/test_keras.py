@@ -1,0 +1,47 @@
+"""A real Keras 3 fit on the torch backend, logging through CurvestreamCallback
+into real Mosquitto and a bridge on DuckDB: one global step across epochs."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from helpers import get_json, metric_counts, run_path, run_state
+from servers import wait_until
+
+os.environ.setdefault("KERAS_BACKEND", "torch")  # before keras is first imported
+pytest.importorskip("torch")
+keras = pytest.importorskip("keras")
+
+from curvestream.keras import CurvestreamCallback  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings(  # Keras' optimizer config on the torch backend, numpy 2
+    "ignore:__array__ implementation doesn't accept a copy keyword:DeprecationWarning")
+
+EPOCHS, BATCHES = 3, 4
+
+
+def test_a_keras_fit_logs_batches_and_epochs_at_one_global_step(mosquitto, bridge_factory, spool_dir, tmp_path):
+    assert keras.backend.backend() == "torch"
+    bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(BATCHES * 8, 4)).astype("float32")
+    y = x.sum(axis=1, keepdims=True)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.01), loss="mse", metrics=["mae"])
+    callback = CurvestreamCallback(project="keras", run="dense", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+                                   spool_dir=str(spool_dir))
+    model.fit(x, y, batch_size=8, epochs=EPOCHS, validation_data=(x, y), verbose=0, callbacks=[callback])
+
+    wait_until(lambda: run_state(bridge.url, "keras", "dense") == "finished", 60, "the run to finish")
+    counts = metric_counts(bridge.url, "keras", "dense")
+    assert counts["batch/loss"] == counts["batch/mae"] == EPOCHS * BATCHES
+    assert counts["epoch/loss"] == counts["epoch/val_loss"] == counts["epoch"] == EPOCHS
+    series = lambda key: get_json(bridge.url, run_path("keras", "dense") + "/series", key=key)["points"]  # noqa: E731
+    assert series("batch/loss")["step"] == list(range(1, EPOCHS * BATCHES + 1))  # never restarts at an epoch
+    epochs = series("epoch")
+    assert epochs["step"] == [BATCHES * (e + 1) for e in range(EPOCHS)] and epochs["y"] == [0.0, 1.0, 2.0]
+    (run,) = [r for r in get_json(bridge.url, "/api/v1/runs")["runs"] if r["run"] == "dense"]
+    assert run["config"]["fit"]["epochs"] == EPOCHS and run["config"]["optimizer"]["learning_rate"] == pytest.approx(0.01)
