@@ -26,10 +26,11 @@ test-panel: $(PANEL)/node_modules
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: proto/pyproject.toml client/pyproject.toml bridge/pyproject.toml requirements-dev.txt constraints.txt
+$(VENV)/.installed: proto/pyproject.toml client/pyproject.toml bridge/pyproject.toml requirements-dev.txt requirements-integrations.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -c constraints.txt -e ./proto -e ./client -e ./bridge -r requirements-dev.txt
+	$(PIP) install --quiet -c constraints.txt -r requirements-integrations.txt  # the drop-ins' frameworks (CPU torch)
 	touch $@
 
 page: $(STATIC)

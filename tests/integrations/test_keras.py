@@ -3,17 +3,13 @@ into real Mosquitto and a bridge on DuckDB: one global step across epochs."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
 from helpers import get_json, metric_counts, run_path, run_state
 from servers import wait_until
 
-os.environ.setdefault("KERAS_BACKEND", "torch")  # before keras is first imported
-pytest.importorskip("torch")
-keras = pytest.importorskip("keras")
+import keras  # noqa: E402
 
 from curvestream.keras import CurvestreamCallback  # noqa: E402
 

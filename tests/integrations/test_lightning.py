@@ -12,8 +12,8 @@ import pytest
 from helpers import get_json, metric_counts, run_path, run_state
 from servers import wait_until
 
-torch = pytest.importorskip("torch")
-L = pytest.importorskip("lightning")
+import torch  # noqa: E402
+import lightning as L  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
@@ -131,7 +131,7 @@ def test_a_fabric_loop_logs_without_steps_and_with_namespace_hyperparameters(
 
 
 def test_the_pytorch_lightning_namespace_has_its_own_logger(mosquitto, bridge_factory, spool_dir, tmp_path):
-    pl = pytest.importorskip("pytorch_lightning")
+    import pytorch_lightning as pl
     from curvestream.pytorch_lightning import CurvestreamLogger as PlLogger
 
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)

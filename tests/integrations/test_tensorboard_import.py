@@ -20,7 +20,7 @@ from helpers import get_json, prometheus_value, run_path, run_state
 from servers import wait_until
 from tensorboard_files import read_run, run_dirs
 
-torch = pytest.importorskip("torch")
+import torch  # noqa: E402
 from torch.utils.tensorboard import SummaryWriter as TorchWriter  # noqa: E402
 
 pytestmark = [

@@ -16,7 +16,7 @@ from helpers import get_json, run_path, run_state
 from servers import wait_until
 from tensorboard_files import read_run
 
-torch = pytest.importorskip("torch")
+import torch  # noqa: E402
 from torch.utils.tensorboard import SummaryWriter as TorchWriter  # noqa: E402
 
 pytestmark = [

@@ -9,8 +9,8 @@ import pytest
 from helpers import get_json, metric_counts, run_path, run_state
 from servers import wait_until
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+import torch  # noqa: E402
+import transformers  # noqa: E402
 
 from curvestream.transformers import CurvestreamCallback, rewrite_logs  # noqa: E402
 

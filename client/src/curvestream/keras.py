@@ -1,7 +1,7 @@
 """A Keras 3 callback: ``model.fit(..., callbacks=[CurvestreamCallback(project="mnist")])``.
 
-    >>> from curvestream.keras import CurvestreamCallback
-    >>> model.fit(x, y, epochs=3, callbacks=[CurvestreamCallback(project="mnist")])  # doctest: +SKIP
+    from curvestream.keras import CurvestreamCallback
+    model.fit(x, y, epochs=3, callbacks=[CurvestreamCallback(project="mnist")])
 
 Batch logs go under ``batch/<name>``, epoch logs (validation included) under
 ``epoch/<name>`` with the epoch number, all at one global step that counts

@@ -1,8 +1,8 @@
 """A Lightning logger: ``Trainer(logger=CurvestreamLogger(project="mnist"))``,
 ``Fabric(loggers=[CurvestreamLogger()])``.
 
-    >>> from curvestream.lightning import CurvestreamLogger
-    >>> trainer = lightning.Trainer(logger=CurvestreamLogger(project="mnist"))  # doctest: +SKIP
+    from curvestream.lightning import CurvestreamLogger
+    trainer = lightning.Trainer(logger=CurvestreamLogger(project="mnist"))
 
 Built on ``lightning.pytorch`` when it is installed, else on ``pytorch_lightning``
 (``curvestream.pytorch_lightning`` always uses the latter). Only rank zero logs.

@@ -1,8 +1,8 @@
 """A Hugging Face Transformers callback:
 ``Trainer(..., callbacks=[CurvestreamCallback(project="gpt2-tiny")])``.
 
-    >>> from curvestream.transformers import CurvestreamCallback
-    >>> trainer = Trainer(model, args, callbacks=[CurvestreamCallback(project="nlp")])  # doctest: +SKIP
+    from curvestream.transformers import CurvestreamCallback
+    trainer = Trainer(model, args, callbacks=[CurvestreamCallback(project="nlp")])
 
 Third parties cannot join ``TrainingArguments(report_to=...)`` (a fixed table in
 transformers): pass the callback instead; ``report_to="none"`` keeps the built-in
