@@ -23,11 +23,6 @@ from tensorboard_files import read_run, run_dirs
 import torch  # noqa: E402
 from torch.utils.tensorboard import SummaryWriter as TorchWriter  # noqa: E402
 
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:tensorboard"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:torch.utils.tensorboard"),
-]
-
 PER_TAG = 20_000
 PROJECT = "imported"
 

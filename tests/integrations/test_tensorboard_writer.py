@@ -19,11 +19,6 @@ from tensorboard_files import read_run
 import torch  # noqa: E402
 from torch.utils.tensorboard import SummaryWriter as TorchWriter  # noqa: E402
 
-pytestmark = [
-    # TensorBoard's loader and torch's writer on numpy 2 / protobuf 7
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:tensorboard"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:torch.utils.tensorboard"),
-]
 
 STEPS = 400
 

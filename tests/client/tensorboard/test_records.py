@@ -9,8 +9,6 @@ import pytest
 from curvestream.tensorboard.events import EventDecoder, Histogram, Scalar, Text
 from curvestream.tensorboard.records import DamagedRecord, RecordReader, read_records
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:torch.utils.tensorboard")
-
 
 @pytest.fixture
 def event_file(tmp_path):
