@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from curvestream.buckets import Buckets
 from curvestream.tensorboard.histogram import from_tensorboard
@@ -24,8 +24,7 @@ _DT_STRING = 7
 _TEXT_SUFFIX = "/text_summary"  # torch's and tensorboardX's add_text append it to the tag
 
 
-@dataclasses.dataclass
-class Scalar:
+class Scalar(NamedTuple):
     key: str
     value: float
 
@@ -72,13 +71,14 @@ class EventDecoder:
         """The points of ``event``; hyperparameters go to ``self.hparams``."""
         for value in event.summary.value:
             kind = value.WhichOneof("value")
+            if kind == "simple_value":  # the common case first: most files are nothing else
+                yield Scalar(value.tag, value.simple_value)
+                continue
             tag = value.tag
             if value.HasField("metadata") and value.metadata.plugin_data.plugin_name:
                 self._plugins[tag] = value.metadata.plugin_data.plugin_name
             plugin = self._plugins.get(tag, "")
-            if kind == "simple_value":
-                yield Scalar(tag, value.simple_value)
-            elif kind == "histo":
+            if kind == "histo":
                 h = value.histo
                 yield Histogram(tag, from_tensorboard(h.bucket_limit, h.bucket, min=h.min, max=h.max, sum=h.sum,
                                                       num=h.num))
