@@ -138,6 +138,17 @@ def test_methods_curvestream_does_not_store_warn_once_each_and_change_nothing(sp
         writer.add_nonsense("x", 1)  # type: ignore[attr-defined]
 
 
+def test_tensorboardx_constructor_names_the_run_from_logdir(spool_dir, tmp_path):
+    with SummaryWriter(logdir=str(tmp_path / "experiments" / "lr=0.1"), comment="x", purge_step=None, max_queue=5,
+                       flush_secs=30, filename_suffix=".v2", write_to_disk=False, mode="offline",
+                       spool_dir=str(spool_dir)) as writer:
+        assert (writer.run.project, writer.run.name) == ("experiments", "lr=0.1")
+        assert writer.logdir == writer.get_logdir() == str(tmp_path / "experiments" / "lr=0.1")
+    named = SummaryWriter(str(tmp_path / "a" / "b"), project="p", run="r", mode="offline", spool_dir=str(spool_dir))
+    assert (named.run.project, named.run.name) == ("p", "r")
+    named.close()
+
+
 def test_a_block_that_raises_finishes_the_run_as_failed(mosquitto, bridge_factory, spool_dir, tmp_path):
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
     with pytest.raises(RuntimeError):

@@ -79,6 +79,7 @@ class SummaryWriter:
         filename_suffix: str = "",
         *,
         logdir: str | None = None,
+        write_to_disk: bool = True,
         project: str | None = None,
         run: str | None = None,
         config: Any = None,
@@ -96,8 +97,9 @@ class SummaryWriter:
                        clock_ns=self._clock)
         self._sub_runs: dict[str, Run] = {}
         self._warned: set[str] = set()
+        # tensorboardX's write_to_disk=False means "no event files": the tee is off then
         self._tee = _tee_writer(log_dir=self.log_dir, comment=comment, purge_step=purge_step, max_queue=max_queue,
-                                flush_secs=flush_secs, filename_suffix=filename_suffix) if tee else None
+                                flush_secs=flush_secs, filename_suffix=filename_suffix) if tee and write_to_disk else None
 
     # ------------------------------------------------------------------ scalars
     def add_scalar(self, tag: str, scalar_value: Any, global_step: int | None = None, walltime: float | None = None,
