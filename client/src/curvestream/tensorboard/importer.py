@@ -21,16 +21,17 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from curvestream_wire.v1 import run_pb2
+
 from curvestream import __version__
-from curvestream.direct import BridgeHttp
 from curvestream.encode import BatchBuilder
+from curvestream.http_fallback import BridgeHttp
 from curvestream.mqtt import MqttLink
 from curvestream.settings import Settings
 from curvestream.spool import Spool, SpoolLocked
 from curvestream.tensorboard.events import EventDecoder, Histogram, Scalar, Text
 from curvestream.tensorboard.records import read_records
 from curvestream.uploader import Uploader
-from curvestream.v1 import run_pb2
 from curvestream.values import HistogramItem, TextItem
 
 __all__ = ["import_tensorboard", "find_event_files", "EventFile"]
