@@ -132,7 +132,8 @@ def test_run_metadata_and_status_ride_along_in_the_next_batch_only():
     assert not builder.empty, "metadata alone is worth a batch"
     assert builder.points == 0
     first = _sealed(builder)
-    assert first.meta == meta and first.status == status and not first.scalars
+    assert first.meta == meta and not first.scalars
+    assert (first.status.run, first.status.state) == ("run / ü", run_pb2.RUN_STATE_RUNNING)
     builder.add((0, 1, {"x": 1.0}))
     second = _sealed(builder)
     assert not second.HasField("meta") and not second.HasField("status")
