@@ -4,50 +4,28 @@ The HTTP exporter talks to a real local HTTP server that answers as told."""
 
 from __future__ import annotations
 
-import http.server
-import threading
 from typing import Iterator
 
 import pytest
 
+from bridge_stand_in import BridgeStandIn
 from curvestream.http_fallback import BridgeHttp
 from curvestream.exporters import ExportResult, HttpExporter, MqttExporter
 from curvestream_wire.v1 import run_pb2
 
 
-class _Answers(http.server.BaseHTTPRequestHandler):
-    answer: tuple[int, dict[str, str], bytes] = (200, {}, b"")
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        status, headers, body = type(self).answer
-        self.send_response(status)
-        for k, v in headers.items():
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def bridge_stand_in() -> Iterator[tuple[type[_Answers], str]]:
-    handler = type("Answers", (_Answers,), {})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield handler, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+def bridge_stand_in() -> Iterator[BridgeStandIn]:
+    server = BridgeStandIn(keep_alive=False)
+    yield server
+    server.close()
 
 
 def test_a_commit_in_the_answer_is_passed_on_and_counts_as_success(bridge_stand_in):
-    handler, url = bridge_stand_in
+    url = bridge_stand_in.url
     commit = run_pb2.Commit(producer_id=b"p" * 16)
     commit.stored.add(first=3, last=3)
-    handler.answer = (200, {"Content-Type": "application/x-protobuf"}, commit.SerializeToString())
+    bridge_stand_in.will_answer(200, {"Content-Type": "application/x-protobuf"}, commit.SerializeToString())
     got: list[run_pb2.Commit] = []
     exporter = HttpExporter(BridgeHttp(url), got.append)
     assert exporter.export("t", b"batch").result is ExportResult.SUCCESS
@@ -61,8 +39,8 @@ def test_a_commit_in_the_answer_is_passed_on_and_counts_as_success(bridge_stand_
     (401, {}, None),  # a wrong token is fixed by configuration: the batch waits, never dropped
 ])
 def test_a_busy_or_unauthorised_bridge_makes_the_batch_wait(bridge_stand_in, status, headers, retry_after):
-    handler, url = bridge_stand_in
-    handler.answer = (status, headers, b'{"detail": "busy"}')
+    url = bridge_stand_in.url
+    bridge_stand_in.will_answer(status, headers, b'{"detail": "busy"}')
     got: list[run_pb2.Commit] = []
     outcome = HttpExporter(BridgeHttp(url), got.append).export("t", b"batch")
     assert outcome.result is ExportResult.RETRYABLE and outcome.retry_after_s == retry_after
@@ -70,8 +48,8 @@ def test_a_busy_or_unauthorised_bridge_makes_the_batch_wait(bridge_stand_in, sta
 
 
 def test_a_batch_the_bridge_refuses_for_good_is_permanent(bridge_stand_in):
-    handler, url = bridge_stand_in
-    handler.answer = (400, {}, b'{"detail": "bad batch", "reason": "undecodable"}')
+    url = bridge_stand_in.url
+    bridge_stand_in.will_answer(400, {}, b'{"detail": "bad batch", "reason": "undecodable"}')
     outcome = HttpExporter(BridgeHttp(url), lambda c: None).export("t", b"batch")
     assert outcome.result is ExportResult.PERMANENT and "bad batch" in outcome.detail
 

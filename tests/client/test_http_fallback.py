@@ -4,79 +4,25 @@ in test_exporters.py.)"""
 
 from __future__ import annotations
 
-import collections
-import http.server
 import json
-import threading
 from typing import Iterator
 
 import pytest
 
+from bridge_stand_in import BridgeStandIn
 from curvestream.http_fallback import BridgeHttp, Permanent, Retryable
 from curvestream_wire.v1 import run_pb2
 
 
-class _Script(http.server.BaseHTTPRequestHandler):
-    """Answers from ``answers`` in turn: (status, headers, body, then close the connection silently)."""
-
-    protocol_version = "HTTP/1.1"  # keep-alive, as a real bridge behind uvicorn
-    answers: collections.deque
-    seen: list
-
-    def _answer(self) -> None:
-        body_in = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        type(self).seen.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
-                                "body": body_in, "port": self.client_address[1]})
-        status, headers, body, drop = type(self).answers.popleft()
-        if status is None:  # take the request, never answer
-            self.close_connection = True
-            return
-        self.send_response(status)
-        for k, v in headers.items():
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-        if drop:
-            self.close_connection = True  # no "Connection: close": the client believes it still open
-
-    do_POST = do_GET = _answer  # noqa: N815 - http.server's names
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-class _Bridge:
-    def __init__(self) -> None:
-        self.handler = type("Script", (_Script,), {"answers": collections.deque(), "seen": []})
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self.handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
-
-    def will_answer(self, status: int | None, headers: dict[str, str] | None = None, body: bytes = b"",
-                    drop: bool = False) -> None:
-        self.handler.answers.append((status, headers or {}, body, drop))
-
-    @property
-    def seen(self) -> list[dict]:
-        return self.handler.seen
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
-def bridge() -> Iterator[_Bridge]:
-    server = _Bridge()
+def bridge() -> Iterator[BridgeStandIn]:
+    server = BridgeStandIn()
     yield server
     server.close()
 
 
 @pytest.fixture
-def client(bridge: _Bridge) -> Iterator[BridgeHttp]:
+def client(bridge: BridgeStandIn) -> Iterator[BridgeHttp]:
     http_client = BridgeHttp(bridge.url, token="w-token", timeout_s=5)
     yield http_client
     http_client.close()
