@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
+from curvestream.buckets import Buckets
 from curvestream.encode import WIRE_VERSION, BatchBuilder
 from curvestream.values import HistogramItem, TextItem
 from curvestream_wire.v1 import batch_pb2, run_pb2
@@ -114,6 +115,15 @@ def test_a_histogram_is_bucketed_over_its_finite_values_and_counts_them_all():
     assert list(h.bucket_edges) == [0.0, 1.0, 2.0, 3.0]
     assert list(h.counts) == [1.0, 1.0, 2.0]
     assert (h.min, h.max, h.sum, h.count) == (0.0, 3.0, 6.0, 5)
+
+
+def test_a_pre_bucketed_histogram_is_sent_as_it_is_never_re_binned():
+    builder = _builder()
+    buckets = Buckets(edges=[-1.0, 0.0, 10.0], counts=[3, 1], min=-0.5, max=9.0, sum=7.5, count=4)
+    builder.add(HistogramItem("imported", 2, 5, buckets, bins=30))
+    (h,) = _sealed(builder).histograms
+    assert (list(h.bucket_edges), list(h.counts)) == ([-1.0, 0.0, 10.0], [3.0, 1.0])
+    assert (h.min, h.max, h.sum, h.count) == (-0.5, 9.0, 7.5, 4)
 
 
 def test_a_text_line_keeps_its_key_step_text_and_level():
