@@ -265,6 +265,18 @@ def test_more_text_lines_than_a_frame_carries_send_the_newest_and_a_gap():
     _live(scenario)
 
 
+def test_text_lines_cut_from_a_frame_mean_a_gap_for_a_client_watching_other_keys_of_the_run():
+    async def scenario(scene: _Scene) -> None:
+        sock = await scene.connect({"project": "p", "run": "a", "keys": ["loss"]})
+        batch = _batch("p", "a", {"acc": [0.5]}, texts=MAX_TEXTS_PER_RUN_FRAME + 5)
+        scene.hub.points(_decoded(batch))
+        await scene.frame()
+        assert len(sock.of_type("texts")[0]["texts"]) == MAX_TEXTS_PER_RUN_FRAME
+        assert sock.of_type("gap") == [{"type": "gap", "project": "p", "run": "a"}]
+
+    _live(scenario)
+
+
 def test_a_slow_client_drops_frames_without_blocking_the_writer_and_is_told_of_the_gap():
     async def scenario(scene: _Scene) -> None:
         slow = await scene.connect({"project": "p", "run": "a"})
