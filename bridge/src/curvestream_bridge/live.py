@@ -109,11 +109,12 @@ class LiveHub:
         if not self._clients:
             return
         frames: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-        truncated: set[tuple[str, str]] = set()
+        truncated: set[tuple[str, str]] = set()  # runs whose points were cut from this frame
+        texts_cut: set[tuple[str, str]] = set()  # runs whose text lines were: a gap for every subscriber
         for (project, run), lines in texts.items():
             if len(lines) > MAX_TEXTS_PER_RUN_FRAME:
                 lines = lines[-MAX_TEXTS_PER_RUN_FRAME:]
-                truncated.add((project, run))
+                texts_cut.add((project, run))
             events.append({"type": "texts", "project": project, "run": run, "texts": lines})
         for (project, run, key), step in histograms.items():
             events.append({"type": "histogram", "project": project, "run": run, "key": key, "step": step})
@@ -146,6 +147,7 @@ class LiveHub:
                     messages.append((run_key, json.dumps({"type": "points", "project": run_key[0], "run": run_key[1],
                                                           "series": chosen}, ensure_ascii=False, allow_nan=False)))
             client.gaps.update(r for r in truncated if r in client.subs and r not in frames)
+            client.gaps.update(r for r in texts_cut if r in client.subs)
             messages.extend(later)
             for run_key in sorted(client.gaps):
                 if client.queue.full():

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from curvestream.http_fallback import BridgeHttp, Retryable
+from curvestream.http_fallback import BridgeHttp, Permanent, Retryable
 from curvestream.mqtt import MqttLink
 from curvestream_wire.topics import Topics
 from curvestream.settings import Settings
@@ -94,9 +94,10 @@ def sync_spool(settings: Settings, timeout_s: float = 600.0,
     uploader.start()
     show = progress("curvestream sync", total) if progress is not None else None
     ok = uploader.wait_committed([s.producer_id for s in spools], time.monotonic() + timeout_s, show)
+    marked_lost: set[bytes] = set()
     for producer, (project, run) in unfinished.items():
-        if ok or uploader.outstanding_batches() == 0:
-            _mark_lost(project, run, producer, link, http)
+        if (ok or uploader.outstanding_batches() == 0) and _mark_lost(project, run, producer, link, http):
+            marked_lost.add(producer)
     uploader.stop()
     link.stop()
     for spool in spools:
@@ -104,23 +105,26 @@ def sync_spool(settings: Settings, timeout_s: float = 600.0,
         spool.drop_committed(tracked_committed.covers)
         report["runs"].append({"project": spool.project, "run": spool.run, "producer": spool.producer_id.hex(),
                                "left_batches": sum(s.records for s in spool.segments),
-                               "marked_lost": spool.producer_id in unfinished})
+                               "marked_lost": spool.producer_id in marked_lost})
         report["damaged_records"].extend(str(d) for d in spool.damage)
         spool.release()
     report["left_batches"] = sum(r["left_batches"] for r in report["runs"])
     return report
 
 
-def _mark_lost(project: str, run: str, producer: bytes, link: MqttLink, http: BridgeHttp | None) -> None:
+def _mark_lost(project: str, run: str, producer: bytes, link: MqttLink, http: BridgeHttp | None) -> bool:
+    """Tell the bridge the run is lost; True when the status got through."""
     status = run_pb2.RunStatus(version=1, project=project, run=run, state=run_pb2.RUN_STATE_LOST,
                                reason="the trainer stopped without finishing; its spool was synced",
                                updated_ns=time.time_ns(), producer_id=producer)
     if link.publish_and_wait(Topics.status(project, run), status.SerializeToString(), retain=True, timeout=5.0):
-        return
-    if http is not None:
-        batch = batch_pb2.Batch(version=1, producer_id=os.urandom(16), seq=1, project=project, run=run,
-                                sealed_ns=time.time_ns(), status=status)
-        try:
-            http.ingest(batch.SerializeToString())
-        except Retryable:
-            pass
+        return True
+    if http is None:
+        return False
+    batch = batch_pb2.Batch(version=1, producer_id=os.urandom(16), seq=1, project=project, run=run,
+                            sealed_ns=time.time_ns(), status=status)
+    try:
+        http.ingest(batch.SerializeToString())
+    except (Retryable, Permanent):
+        return False
+    return True
