@@ -66,7 +66,7 @@ export class App {
   private readonly detail: RunDetail;
   private readonly tabs = new Map<PageTab, HTMLButtonElement>();
 
-  private readonly reloadRunsSoon = debounce(() => void this.loadRuns(), 300);
+  private readonly reloadRunsSoon = debounce(() => void this.loadRuns(), TIMING.runsReloadMs);
   private readonly metricsRefresh = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly stoppedReload = new Map<string, ReturnType<typeof setTimeout>>();
 
@@ -102,7 +102,7 @@ export class App {
         this.state.metricFilter = metricFilter.value;
         this.writeUrl();
         this.syncCharts();
-      }, 150),
+      }, TIMING.filterTypingMs),
     );
     this.groupBySelect = el('select', {
       'data-testid': TEST_IDS.groupBySelect,
@@ -277,7 +277,7 @@ export class App {
         await this.loadMetrics(ref);
         this.metricsRefresh.delete(key);
         this.syncCharts();
-      }, 1000),
+      }, TIMING.metricsRefreshMs),
     );
   }
 

@@ -127,9 +127,8 @@ export class ChartPanel {
   private lastModel: ChartModel | null = null;
   private readonly resizeObserver: ResizeObserver;
   private readonly intersectionObserver: IntersectionObserver;
-  private readonly userZoomed = debounce(() => this.finishUserZoom(), TIMING.zoomDebounceMs);
-  // live frames of many runs arrive every few ms: draw at most every 50 ms (at once after a quiet spell)
-  private readonly renderSoon = throttle(() => this.render(false), 50);
+  private readonly userZoomed = debounce(() => this.finishUserZoom(), TIMING.pageZoomSettleMs);
+  private readonly renderSoon = throttle(() => this.render(false), TIMING.liveDrawMs);
   // the answers of several curves' queries (a first load, a zoom) come one by one: see drawAnswer()
   private readonly drawAnswersSoon = throttle(() => this.render(false), TIMING.answersDrawMs);
 

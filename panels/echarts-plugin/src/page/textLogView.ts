@@ -1,4 +1,4 @@
-import { DETAIL } from '../constants/defaults';
+import { DETAIL, TIMING } from '../constants/defaults';
 import { TEST_IDS } from '../constants/testIds';
 import { formatStep, formatTime } from '../core/format';
 import { sameRun, type RunRef } from '../core/runs';
@@ -42,7 +42,7 @@ export class TextLogView {
       'data-testid': TEST_IDS.textSearch,
       'aria-label': 'Filter text lines',
     });
-    this.search.addEventListener('input', debounce(() => this.update({ search: this.search.value }), 150));
+    this.search.addEventListener('input', debounce(() => this.update({ search: this.search.value }), TIMING.filterTypingMs));
     this.level = el(
       'select',
       { 'data-testid': TEST_IDS.textLevel, 'aria-label': 'Lowest level', title: 'Lowest level shown' },

@@ -1,6 +1,6 @@
 import { buildChartOption, buildDataUpdate, computeLayers, GRID, zoomWindowOption, type ChartLayers } from '../../../core/options';
 import type { ChartModel, ChartSettings } from '../../../types/chart';
-import { TIMING } from '../../constants/defaults';
+import { TIMING } from '../../../constants/defaults';
 import { init, type EChartsType } from '../../echarts';
 import { extentOf, zoomWindow } from '../../utils/zoom';
 
@@ -24,7 +24,7 @@ export class ChartHost {
     // a wheel gesture sends many events: report the zoom once it settles
     this.chart.on('datazoom', () => {
       if (this.zoomTimer !== null) clearTimeout(this.zoomTimer);
-      this.zoomTimer = setTimeout(() => this.reportZoom(), TIMING.zoomDebounceMs);
+      this.zoomTimer = setTimeout(() => this.reportZoom(), TIMING.panelZoomSettleMs);
     });
   }
 
