@@ -27,7 +27,8 @@ import {
 import type { LiveSeriesFrame, XMode } from '../types/api';
 import type { ChartModel, ChartSeriesInput, ChartSettings, SeriesData } from '../types/chart';
 import { ApiError, type ApiClient } from './api';
-import { debounce, el, throttle } from './dom';
+import { el } from './dom';
+import { debounce, throttle } from '../utils/timers';
 import {
   finiteExtent,
   type ChartSnapshot,

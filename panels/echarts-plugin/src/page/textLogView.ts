@@ -5,7 +5,8 @@ import { sameRun, type RunRef } from '../core/runs';
 import { filterTexts, mergeTexts, newestTextMs, TEXT_LEVELS, textLevel, type TextFilter, type TextMerge } from '../core/texts';
 import type { ApiText } from '../types/api';
 import type { ApiClient } from './api';
-import { clear, debounce, el } from './dom';
+import { clear, el } from './dom';
+import { debounce } from '../utils/timers';
 
 interface ShownRow {
   row: ApiText;
