@@ -11,7 +11,7 @@ import type { ChartModel, ChartSeriesInput, ChartSettings, ChartTheme, TimeZone 
 import { markerOptions } from './alerts';
 import { envelopeBucketsFor, minMaxEnvelope, type Envelope } from './envelope';
 import { formatAxisTime, formatAxisValue, formatCompact, formatDuration } from './format';
-import { rangeIndices } from './series';
+import { extentOf, rangeIndices } from './series';
 import { clampSmoothing, emaTensorBoard, emaTimeWeighted } from './smoothing';
 import { formatTooltipHtml, tooltipRows } from './tooltip';
 import { computeYRange, type YRange } from './yRange';
@@ -212,15 +212,8 @@ function lonePoint(pairs: readonly Pair[]): boolean {
 
 function xSpan(model: ChartModel): number {
   if (model.xWindow) return model.xWindow[1] - model.xWindow[0];
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const s of model.series) {
-    const n = s.data.x.length;
-    if (n === 0) continue;
-    lo = Math.min(lo, s.data.x[0]!);
-    hi = Math.max(hi, s.data.x[n - 1]!);
-  }
-  return hi > lo ? hi - lo : 0;
+  const extent = extentOf(model.series.map((s) => s.data.x));
+  return extent ? extent[1] - extent[0] : 0;
 }
 
 /** The tooltip formatter for the current data: every curve's nearest point at the hovered x. */

@@ -3,15 +3,7 @@ import { chartTestId, TEST_IDS } from '../constants/testIds';
 import { appendLivePoints, liveFrameToSeries } from '../core/live';
 import { aggregateBand, aggregateCurves, aggregateMeanSeries, type GroupBandKind } from '../core/groups';
 import { m4 } from '../core/m4';
-import {
-  buildChartOption,
-  buildDataUpdate,
-  computeLayers,
-  GRID,
-  plotWidthPx,
-  zoomWindowOption,
-  type ChartLayers,
-} from '../core/options';
+import { computeLayers, plotWidthPx, type ChartLayers } from '../core/options';
 import type { RunRef } from '../core/runs';
 import {
   countInRange,
@@ -24,20 +16,22 @@ import {
   withNeighbours,
   xExtent,
 } from '../core/series';
+import { ChartHost } from '../host/chartHost';
+import type { DrawnSeries } from '../host/drawnSeries';
+import { sameWindow } from '../host/zoom';
 import type { LiveSeriesFrame, XMode } from '../types/api';
 import type { ChartModel, ChartSeriesInput, ChartSettings, SeriesData } from '../types/chart';
 import { ApiError, type ApiClient } from './api';
 import { el } from './dom';
-import { debounce, throttle } from '../utils/timers';
+import { throttle } from '../utils/timers';
 import {
   finiteExtent,
   type ChartSnapshot,
   type ChartState,
   type CurveSnapshot,
-  type DrawnSeries,
   type GroupSnapshot,
 } from './chartSnapshot';
-import { init, type EChartsType } from './echarts';
+import { init } from './echarts';
 
 /** One run on a chart, as the page asks for it. */
 export interface CurveSpec {
@@ -82,7 +76,8 @@ interface Curve extends CurveSpec {
   error: string | null;
 }
 
-export interface ChartPanelHost {
+/** What a chart needs from the page around it. */
+export interface ChartPanelContext {
   api: ApiClient;
   /** The user zoomed this chart (null: back to everything); x units of the current mode. */
   onUserZoom(window: [number, number] | null, source: ChartPanel): void;
@@ -109,7 +104,7 @@ export class ChartPanel {
   private readonly modeBadge: HTMLSpanElement;
   private readonly notesEl: HTMLSpanElement;
   private readonly messageEl: HTMLDivElement;
-  private chart: EChartsType | null = null;
+  private chart: ChartHost | null = null;
   private readonly curves = new Map<string, Curve>();
   private window: [number, number] | null;
   private widthPx = 800;
@@ -128,7 +123,6 @@ export class ChartPanel {
   private lastModel: ChartModel | null = null;
   private readonly resizeObserver: ResizeObserver;
   private readonly intersectionObserver: IntersectionObserver;
-  private readonly userZoomed = debounce(() => this.finishUserZoom(), TIMING.pageZoomSettleMs);
   private readonly renderSoon = throttle(() => this.render(false), TIMING.liveDrawMs);
   // the answers of several curves' queries (a first load, a zoom) come one by one: see drawAnswer()
   private readonly drawAnswersSoon = throttle(() => this.render(false), TIMING.answersDrawMs);
@@ -137,7 +131,7 @@ export class ChartPanel {
     readonly key: string,
     private settings: ChartSettings,
     window: [number, number] | null,
-    private readonly host: ChartPanelHost,
+    private readonly context: ChartPanelContext,
   ) {
     this.window = window;
     this.canvas = el('div', { class: 'chart-canvas' });
@@ -151,7 +145,7 @@ export class ChartPanel {
       'data-testid': TEST_IDS.chartResetZoom,
       text: '⤢',
     });
-    reset.addEventListener('click', () => this.host.onUserZoom(null, this));
+    reset.addEventListener('click', () => this.context.onUserZoom(null, this));
     this.root = el(
       'section',
       { class: 'chart-card', 'data-testid': chartTestId(key), 'data-key': key },
@@ -282,24 +276,10 @@ export class ChartPanel {
 
   /** The series ECharts holds now (empty before the chart exists). */
   drawnSeries(): DrawnSeries[] {
-    const option = this.chart?.getOption() as { series?: Record<string, unknown>[] } | undefined;
-    return (option?.series ?? []).map((s) => {
-      const lineStyle = s.lineStyle as { opacity?: number } | undefined;
-      const markLine = s.markLine as { data?: unknown[] } | undefined;
-      return {
-        id: String(s.id ?? ''),
-        type: String(s.type ?? ''),
-        name: String(s.name ?? ''),
-        points: Array.isArray(s.data) ? s.data.length : 0,
-        lineOpacity: typeof lineStyle?.opacity === 'number' ? lineStyle.opacity : null,
-        area: Boolean(s.areaStyle),
-        markLines: Array.isArray(markLine?.data) ? markLine.data.length : 0,
-      };
-    });
+    return this.chart?.drawnSeries() ?? [];
   }
 
   dispose(): void {
-    this.userZoomed.cancel();
     this.renderSoon.cancel();
     this.drawAnswersSoon.cancel();
     for (const curve of this.curves.values()) curve.abort?.abort();
@@ -315,8 +295,11 @@ export class ChartPanel {
   private becomeVisible(): void {
     if (this.visible) return;
     this.visible = true;
-    this.chart = init(this.canvas, null, { renderer: 'canvas' });
-    this.chart.on('datazoom', () => this.userZoomed());
+    this.chart = new ChartHost(this.canvas, {
+      init,
+      zoomSettleMs: TIMING.pageZoomSettleMs,
+      onUserZoom: (window) => this.finishUserZoom(window),
+    });
     this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
     this.resizeObserver.observe(this.canvas);
     // ask first: the bridge works on the queries while ECharts sets up the empty chart
@@ -408,7 +391,7 @@ export class ChartPanel {
     signal: AbortSignal,
   ) {
     try {
-      return await this.host.api.series(curve.ref, this.key, query, signal);
+      return await this.context.api.series(curve.ref, this.key, query, signal);
     } catch (error) {
       // a run without this key yet: an empty curve, not an error
       if (error instanceof ApiError && error.status === 404) {
@@ -466,47 +449,20 @@ export class ChartPanel {
 
   // ---- zoom ----
 
-  private currentExtent(): [number, number] | null {
-    let lo = Infinity;
-    let hi = -Infinity;
-    for (const curve of this.curves.values()) {
-      const extent = xExtent(drawnData(curve));
-      if (!extent) continue;
-      lo = Math.min(lo, extent[0]);
-      hi = Math.max(hi, extent[1]);
-    }
-    return hi >= lo ? [lo, hi] : null;
-  }
-
-  /** The user moved the zoom: read the plot's edges as x values and tell the page. */
-  private finishUserZoom(): void {
-    const chart = this.chart;
-    const extent = this.currentExtent();
-    if (!chart || !extent) return;
-    const left = GRID.left;
-    const right = chart.getWidth() - GRID.right;
-    const a = chart.convertFromPixel({ gridIndex: 0 }, [left, 0]) as number[] | undefined;
-    const b = chart.convertFromPixel({ gridIndex: 0 }, [right, 0]) as number[] | undefined;
-    const x0 = Number(a?.[0]);
-    const x1 = Number(b?.[0]);
-    if (!Number.isFinite(x0) || !Number.isFinite(x1) || x1 <= x0) return;
-    const slack = (extent[1] - extent[0]) * 1e-6;
-    const window: [number, number] | null =
-      x0 <= extent[0] + slack && x1 >= extent[1] - slack
-        ? null
-        : queryBounds(this.settings.xMode, [Math.max(x0, extent[0]), Math.min(x1, extent[1])]);
+  /** The user moved the zoom (the host read the plot's edges as x values): tell the page. */
+  private finishUserZoom(reading: [number, number] | null): void {
+    const window = reading && queryBounds(this.settings.xMode, reading);
     if (sameWindow(window, this.window)) return;
     this.window = window;
     // hold the window in x values, so live points growing the axis do not shift it
     this.applyZoomToChart();
-    // the gesture has settled (userZoomed waited for it): ask at once
+    // the gesture has settled (the host waited for it): ask at once
     this.queryDetails();
-    this.host.onUserZoom(window, this);
+    this.context.onUserZoom(window, this);
   }
 
   private applyZoomToChart(): void {
-    if (!this.chart) return;
-    this.chart.setOption(zoomWindowOption(this.settings, this.window));
+    this.chart?.showWindow(this.window);
   }
 
   private onResize(): void {
@@ -581,8 +537,7 @@ export class ChartPanel {
     this.lastModel = model;
     if (this.chart) {
       this.renders++;
-      if (full) this.chart.setOption(buildChartOption(model, layers), { replaceMerge: ['series', 'dataZoom'] });
-      else this.chart.setOption(buildDataUpdate(model, layers));
+      this.chart.draw(model, full, layers);
     }
     this.writeState();
   }
@@ -666,9 +621,4 @@ export class ChartPanel {
       ? `all ${total} points of the visible range are drawn`
       : `${total} points drawn: first, last, min and max of every pixel column (M4), the same line as the raw data`;
   }
-}
-
-function sameWindow(a: [number, number] | null, b: [number, number] | null): boolean {
-  if (a === null || b === null) return a === b;
-  return a[0] === b[0] && a[1] === b[1];
 }

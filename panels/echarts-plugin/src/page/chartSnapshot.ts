@@ -34,18 +34,6 @@ export interface GroupSnapshot {
   bandMax: number | null;
 }
 
-/** What ECharts holds now, summed up per series: for tests that must not read pixels. */
-export interface DrawnSeries {
-  id: string;
-  type: string;
-  name: string;
-  /** Points given to ECharts (gaps included). */
-  points: number;
-  lineOpacity: number | null;
-  area: boolean;
-  markLines: number;
-}
-
 export interface ChartSnapshot {
   key: string;
   state: ChartState;

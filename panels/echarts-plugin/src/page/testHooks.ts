@@ -1,5 +1,6 @@
 import type { RunRef } from '../core/runs';
-import type { ChartSnapshot, DrawnSeries } from './chartSnapshot';
+import type { DrawnSeries } from '../host/drawnSeries';
+import type { ChartSnapshot } from './chartSnapshot';
 import type { LiveState } from './liveSocket';
 
 /** What browser tests can read without looking at canvas pixels: copies, never live objects. */
