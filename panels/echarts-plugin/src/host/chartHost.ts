@@ -1,5 +1,6 @@
 import type { init as initECharts, EChartsType } from 'echarts/core';
-import { buildChartOption, buildDataUpdate, computeLayers, GRID, zoomWindowOption, type ChartLayers } from '../core/options';
+import { computeLayers, type ChartLayers } from '../core/layers';
+import { buildChartOption, buildDataUpdate, GRID, zoomWindowOption } from '../core/options';
 import { extentOf } from '../core/series';
 import type { ChartModel, ChartSettings } from '../types/chart';
 import { debounce } from '../utils/timers';

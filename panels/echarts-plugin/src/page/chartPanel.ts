@@ -1,7 +1,8 @@
 import { TIMING } from '../constants/defaults';
 import { chartTestId, TEST_IDS } from '../constants/testIds';
 import type { GroupBandKind } from '../core/groups';
-import { computeLayers, plotWidthPx, type ChartLayers } from '../core/options';
+import { computeLayers, type ChartLayers } from '../core/layers';
+import { plotWidthPx } from '../core/options';
 import { ChartHost } from '../host/chartHost';
 import type { DrawnSeries } from '../host/drawnSeries';
 import { sameWindow } from '../host/zoom';
