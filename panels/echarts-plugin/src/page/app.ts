@@ -150,6 +150,7 @@ export class App {
     this.showTab();
     installTestHooks({
       charts: () => [...this.panels.values()].map((p) => p.snapshot()),
+      chart: (key) => this.panels.get(key)?.snapshot() ?? null,
       drawnSeries: (key) => this.panels.get(key)?.drawnSeries() ?? null,
       selected: () => this.state.runs.map((r) => ({ ...r })),
       runs: () => this.runs.map((r) => ({ project: r.project, run: r.run, state: r.state })),

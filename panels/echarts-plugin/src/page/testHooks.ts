@@ -17,8 +17,10 @@ export interface CurvestreamTestView {
   readonly zoom: [number, number] | null;
 }
 
+/** Everything is computed when read: a chart's snapshot scans its values, so nothing is kept up to date per drawing. */
 export interface TestHookSource {
   charts(): ChartSnapshot[];
+  chart(key: string): ChartSnapshot | null;
   drawnSeries(key: string): DrawnSeries[] | null;
   selected(): RunRef[];
   runs(): { project: string; run: string; state: string }[];
@@ -46,7 +48,7 @@ export function installTestHooks(source: TestHookSource): void {
       return frozenCopy(source.charts());
     },
     chart(key: string) {
-      return frozenCopy(source.charts().find((c) => c.key === key) ?? null);
+      return frozenCopy(source.chart(key));
     },
     drawnSeries(key: string) {
       return frozenCopy(source.drawnSeries(key));
