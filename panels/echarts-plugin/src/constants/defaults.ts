@@ -11,15 +11,30 @@ export const DEFAULT_VIEW = {
   showEnvelope: true,
 };
 
+/**
+ * Every delay of both hosts, in one table. The page and the Grafana panel wait
+ * differently after a zoom gesture on purpose: the page asks the bridge for the
+ * new window itself, the panel hands it to the dashboard, which queries again.
+ */
 export const TIMING = {
-  /** Wait after the last zoom gesture before asking the bridge again. */
-  zoomDebounceMs: 150,
+  /** Page: wait after the last zoom gesture before asking the bridge again. */
+  pageZoomSettleMs: 150,
+  /** Grafana panel: wait after the last zoom gesture before telling the dashboard (a wheel sends many events). */
+  panelZoomSettleMs: 250,
+  /** Live frames of many runs arrive every few ms: a chart draws them at most this often (at once after a quiet spell). */
+  liveDrawMs: 50,
   /** While a chart's curves are answered one by one, draw what came at most this often (the last answer draws at once). */
   answersDrawMs: 250,
   /** Re-query after a resize changed the plot width by more than this fraction. */
   resizeRequeryFraction: 0.15,
+  /** Typing in a filter box: filter once the typing pauses this long. */
+  filterTypingMs: 150,
   /** Runs list polling, only while the live socket is down. */
   runsPollMs: 10_000,
+  /** A burst of run and status pushes reloads the runs list once, this long after the last. */
+  runsReloadMs: 300,
+  /** A live frame named a key without a chart: read that run's metrics again after this long. */
+  metricsRefreshMs: 1000,
   /** Reconnect backoff of the live socket. */
   reconnectMinMs: 500,
   reconnectMaxMs: 30_000,

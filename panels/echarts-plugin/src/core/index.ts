@@ -15,6 +15,8 @@ export * from './live';
 export * from './palette';
 export * from './theme';
 export * from './runs';
+export * from './layers';
+export * from './seriesOptions';
 export * from './options';
 export * from './groups';
 export * from './alerts';

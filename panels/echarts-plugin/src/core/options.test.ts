@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ChartModel, ChartSeriesInput, ChartSettings } from '../types/chart';
-import {
-  buildChartOption,
-  buildDataUpdate,
-  computeLayers,
-  GRID,
-  plotWidthPx,
-  seriesIds,
-  ZOOM_IDS,
-  zoomWindowOption,
-} from './options';
+import { computeLayers } from './layers';
+import { buildChartOption, buildDataUpdate, GRID, plotWidthPx, ZOOM_IDS, zoomWindowOption } from './options';
+import { seriesIds } from './seriesOptions';
 import { LIGHT_THEME } from './theme';
 
 const settings: ChartSettings = {

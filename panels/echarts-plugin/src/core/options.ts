@@ -1,3 +1,4 @@
+/** The chart's ECharts options: axes, zoom, legend, tooltip around the series of seriesOptions.ts. */
 import type { ComposeOption } from 'echarts/core';
 import type { LineSeriesOption, ScatterSeriesOption } from 'echarts/charts';
 import type {
@@ -7,14 +8,12 @@ import type {
   TooltipComponentOption,
 } from 'echarts/components';
 import type { XMode } from '../types/api';
-import type { ChartModel, ChartSeriesInput, ChartSettings, ChartTheme, TimeZone } from '../types/chart';
-import { markerOptions } from './alerts';
-import { envelopeBucketsFor, minMaxEnvelope, type Envelope } from './envelope';
+import type { ChartModel, ChartSettings, ChartTheme, TimeZone } from '../types/chart';
 import { formatAxisTime, formatAxisValue, formatCompact, formatDuration } from './format';
-import { rangeIndices } from './series';
-import { clampSmoothing, emaTensorBoard, emaTimeWeighted } from './smoothing';
+import { computeLayers, type ChartLayers } from './layers';
+import { extentOf } from './series';
+import { seriesOptions } from './seriesOptions';
 import { formatTooltipHtml, tooltipRows } from './tooltip';
-import { computeYRange, type YRange } from './yRange';
 
 export type CurveChartOption = ComposeOption<
   | LineSeriesOption
@@ -38,189 +37,10 @@ export function plotWidthPx(containerWidthCss: number, devicePixelRatio: number)
   return Math.min(20000, Math.max(1, Math.round(css * dpr)));
 }
 
-/** The ECharts series ids drawn for one curve. */
-export function seriesIds(id: string) {
-  return {
-    raw: `${id}|raw`,
-    smooth: `${id}|smooth`,
-    envelopeLow: `${id}|env-lo`,
-    envelopeHigh: `${id}|env-hi`,
-    nonFinite: `${id}|non-finite`,
-  };
-}
-
-export interface NonFiniteCounts {
-  nan: number;
-  posInf: number;
-  negInf: number;
-}
-
-export interface SeriesLayers {
-  input: ChartSeriesInput;
-  smoothed: number[] | null;
-  envelope: Envelope | null;
-  nonFinite: NonFiniteCounts;
-}
-
-/** Everything derived from a chart model before it becomes an ECharts option. */
-export interface ChartLayers {
-  series: SeriesLayers[];
-  yRange: YRange;
-  smoothingOn: boolean;
-  envelopeOn: boolean;
-  /** Short remarks for the host to show near the chart (hidden values, clipped outliers). */
-  notes: string[];
-}
-
-function countNonFinite(ys: readonly number[]): NonFiniteCounts {
-  const counts = { nan: 0, posInf: 0, negInf: 0 };
-  for (const y of ys) {
-    if (Number.isFinite(y)) continue;
-    if (Number.isNaN(y)) counts.nan++;
-    else if (y > 0) counts.posInf++;
-    else counts.negInf++;
-  }
-  return counts;
-}
-
-function visibleSlice(xs: readonly number[], ys: number[], window: [number, number] | null | undefined): number[] {
-  if (!window) return ys;
-  const [from, to] = rangeIndices(xs, window[0], window[1]);
-  return ys.slice(from, to);
-}
-
-/** The values the y axis must show: the curve's, and its precomputed band's edges. */
-function visibleValues(input: ChartSeriesInput, window: [number, number] | null | undefined): number[][] {
-  const out = [visibleSlice(input.data.x, input.data.y, window)];
-  if (input.band) out.push(visibleSlice(input.band.x, input.band.lo, window), visibleSlice(input.band.x, input.band.hi, window));
-  return out;
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
-export function computeLayers(model: ChartModel): ChartLayers {
-  const { settings } = model;
-  const weight = clampSmoothing(settings.smoothing);
-  const smoothingOn = weight > 0;
-  const smoothingEnvelope = smoothingOn && settings.showEnvelope;
-  const envelopeOn = smoothingEnvelope || model.series.some((s) => s.band !== undefined);
-  const buckets = envelopeBucketsFor(model.widthPx);
-
-  const series = model.series.map((input): SeriesLayers => {
-    const { data } = input;
-    let smoothed: number[] | null = null;
-    if (smoothingOn) {
-      smoothed =
-        settings.smoothingKind === 'time'
-          ? emaTimeWeighted(data.x, data.y, weight, input.dxRef)
-          : emaTensorBoard(data.y, weight);
-    }
-    return {
-      input,
-      smoothed,
-      envelope: input.band ?? (smoothingEnvelope ? minMaxEnvelope(data, buckets) : null),
-      nonFinite: countNonFinite(data.y),
-    };
-  });
-
-  const yRange = computeYRange(
-    model.series.flatMap((s) => visibleValues(s, model.xWindow)),
-    { log: settings.logY, ignoreOutliers: settings.ignoreOutliers },
-  );
-
-  const notes: string[] = [];
-  const kinds = [
-    series.some((s) => s.nonFinite.nan > 0) ? 'NaN' : '',
-    series.some((s) => s.nonFinite.posInf > 0) ? '+Inf' : '',
-    series.some((s) => s.nonFinite.negInf > 0) ? '-Inf' : '',
-  ].filter(Boolean);
-  if (kinds.length) {
-    const list = kinds.length === 1 ? kinds[0] : `${kinds.slice(0, -1).join(', ')} and ${kinds[kinds.length - 1]}`;
-    notes.push(`${list} marked at the plot edge`);
-  }
-  if (settings.logY && yRange.nonPositiveHidden > 0) {
-    notes.push(`${plural(yRange.nonPositiveHidden, 'value')} ≤ 0 hidden (log scale)`);
-  }
-  if (settings.ignoreOutliers && yRange.outliersClipped > 0) {
-    notes.push(`${plural(yRange.outliersClipped, 'outlier')} beyond the y range`);
-  }
-  return { series, yRange, smoothingOn, envelopeOn, notes };
-}
-
-type Pair = [number, number | null];
-
-/** A value as ECharts should draw it: null (a gap) for non-finite values and, on log, for values ≤ 0. */
-function drawable(y: number, log: boolean): number | null {
-  if (!Number.isFinite(y)) return null;
-  if (log && y <= 0) return null;
-  return y;
-}
-
-function linePairs(xs: readonly number[], ys: readonly number[], log: boolean): Pair[] {
-  const out = new Array<Pair>(xs.length);
-  for (let i = 0; i < xs.length; i++) out[i] = [xs[i]!, drawable(ys[i]!, log)];
-  return out;
-}
-
-interface MarkerItem {
-  value: [number, number];
-  name: string;
-  symbol: string;
-  symbolRotate: number;
-}
-
-/** Non-finite points as markers on the plot's edge: +Inf top, -Inf bottom, NaN top (diamond). */
-function markerItems(layers: SeriesLayers, yRange: YRange): MarkerItem[] {
-  const { x, y } = layers.input.data;
-  const out: MarkerItem[] = [];
-  for (let i = 0; i < y.length; i++) {
-    const v = y[i]!;
-    if (Number.isFinite(v)) continue;
-    if (Number.isNaN(v)) out.push({ value: [x[i]!, yRange.max], name: 'NaN', symbol: 'diamond', symbolRotate: 0 });
-    else if (v > 0) out.push({ value: [x[i]!, yRange.max], name: '+Inf', symbol: 'triangle', symbolRotate: 0 });
-    else out.push({ value: [x[i]!, yRange.min], name: '-Inf', symbol: 'triangle', symbolRotate: 180 });
-  }
-  return out;
-}
-
-/** The band as two stacked lines: the low edge, then (high − low) stacked on it. */
-function envelopePairs(envelope: Envelope | null, log: boolean, floor: number): { low: Pair[]; high: Pair[] } {
-  const low: Pair[] = [];
-  const high: Pair[] = [];
-  if (!envelope) return { low, high };
-  for (let i = 0; i < envelope.x.length; i++) {
-    let lo = envelope.lo[i]!;
-    const hi = envelope.hi[i]!;
-    if (log) {
-      if (hi <= 0) continue;
-      if (lo <= 0) lo = floor;
-    }
-    low.push([envelope.x[i]!, lo]);
-    high.push([envelope.x[i]!, hi - lo]);
-  }
-  return { low, high };
-}
-
-/** Only one value to draw: no line can show it. */
-function lonePoint(pairs: readonly Pair[]): boolean {
-  let drawn = 0;
-  for (const [, y] of pairs) if (y !== null && ++drawn > 1) return false;
-  return drawn === 1;
-}
-
 function xSpan(model: ChartModel): number {
   if (model.xWindow) return model.xWindow[1] - model.xWindow[0];
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const s of model.series) {
-    const n = s.data.x.length;
-    if (n === 0) continue;
-    lo = Math.min(lo, s.data.x[0]!);
-    hi = Math.max(hi, s.data.x[n - 1]!);
-  }
-  return hi > lo ? hi - lo : 0;
+  const extent = extentOf(model.series.map((s) => s.data.x));
+  return extent ? extent[1] - extent[0] : 0;
 }
 
 /** The tooltip formatter for the current data: every curve's nearest point at the hovered x. */
@@ -281,108 +101,6 @@ function yAxisOption(model: ChartModel, layers: ChartLayers): NonNullable<CurveC
       showMaxLabel: false,
     },
   };
-}
-
-/**
- * The series of every curve: raw, smoothed, band, markers. Drawing order comes
- * from `z` (band under raw under smoothed under markers); the raw line is
- * listed first because the zoom slider draws its data shadow from the first series.
- */
-function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolean): (LineSeriesOption | ScatterSeriesOption)[] {
-  const log = model.settings.logY;
-  const out: (LineSeriesOption | ScatterSeriesOption)[] = [];
-  for (const s of layers.series) {
-    const { id, name, color, data } = s.input;
-    const ids = seriesIds(id);
-    const band = envelopePairs(s.envelope, log, layers.yRange.min);
-    const markers = markerItems(s, layers.yRange);
-    const smooth = s.smoothed ? linePairs(data.x, s.smoothed, log) : [];
-    const raw = linePairs(data.x, data.y, log);
-    // markers given (even none) replace the marks drawn before; absent = the curve has no marker source
-    const marks = s.input.markers === undefined ? {} : markerOptions(s.input.markers, log);
-    // a line needs two points: a curve with a single value shows it as a dot
-    const dots = lonePoint(raw);
-    const rawSymbols = { symbol: dots ? 'circle' : 'none', showSymbol: dots, symbolSize: 5 };
-    if (!withStyle) {
-      out.push(
-        {
-          id: ids.raw,
-          type: 'line',
-          data: raw,
-          lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
-          ...rawSymbols,
-          ...marks,
-        },
-        { id: ids.smooth, type: 'line', data: smooth },
-        { id: ids.envelopeLow, type: 'line', data: band.low },
-        { id: ids.envelopeHigh, type: 'line', data: band.high },
-        { id: ids.nonFinite, type: 'scatter', data: markers, large: markers.length > 2000 },
-      );
-      continue;
-    }
-    const line = {
-      type: 'line' as const,
-      name,
-      color,
-      showSymbol: false,
-      symbol: 'none',
-      // The bridge already downsampled exactly (M4): ECharts' own sampling would drop spikes.
-      sampling: 'none' as const,
-      progressive: 0,
-      connectNulls: false,
-      animation: false,
-      emphasis: { disabled: true },
-      z: 2,
-    };
-    out.push(
-      {
-        ...line,
-        id: ids.raw,
-        data: raw,
-        lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
-        ...rawSymbols,
-        ...marks,
-      },
-      { ...line, id: ids.smooth, data: smooth, lineStyle: { color, width: 2 }, z: 3 },
-      {
-        ...line,
-        id: ids.envelopeLow,
-        data: band.low,
-        stack: `${id}|env`,
-        stackStrategy: 'all',
-        lineStyle: { opacity: 0 },
-        silent: true,
-        z: 1,
-      },
-      {
-        ...line,
-        id: ids.envelopeHigh,
-        data: band.high,
-        stack: `${id}|env`,
-        stackStrategy: 'all',
-        lineStyle: { opacity: 0 },
-        areaStyle: { color, opacity: 0.14 },
-        silent: true,
-        z: 1,
-      },
-      {
-        id: ids.nonFinite,
-        type: 'scatter',
-        name,
-        color,
-        data: markers,
-        symbolSize: 8,
-        large: markers.length > 2000,
-        largeThreshold: 2000,
-        progressiveThreshold: 5000,
-        animation: false,
-        emphasis: { disabled: true },
-        itemStyle: { color, opacity: 1 },
-        z: 4,
-      },
-    );
-  }
-  return out;
 }
 
 function tooltipOption(model: ChartModel, layers: ChartLayers): TooltipComponentOption {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ApiSeriesResponse } from '../types/api';
 import {
   countInRange,
+  extentOf,
   lowerBound,
   meanSpacing,
   parseSeriesResponse,
@@ -110,5 +111,12 @@ describe('x of a point', () => {
   it('gives the mean raw spacing', () => {
     expect(meanSpacing(0, 100, 101)).toBe(1);
     expect(meanSpacing(0, 0, 1)).toBeUndefined();
+  });
+});
+
+describe('extentOf', () => {
+  it('finds the x extent over several series', () => {
+    expect(extentOf([[3, 9], [], [1, 4]])).toEqual([1, 9]);
+    expect(extentOf([[]])).toBeNull();
   });
 });

@@ -172,9 +172,19 @@ export function meanSpacing(first: number, last: number, total: number): number 
   return (last - first) / (total - 1);
 }
 
+/** Smallest and largest x over several sorted x arrays, or null when all are empty: the one x-extent of every host. */
+export function extentOf(xs: readonly (readonly number[])[]): [number, number] | null {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const x of xs) {
+    if (x.length === 0) continue;
+    lo = Math.min(lo, x[0]!);
+    hi = Math.max(hi, x[x.length - 1]!);
+  }
+  return hi >= lo ? [lo, hi] : null;
+}
+
 /** Smallest and largest x of a series, or null when empty. */
 export function xExtent(data: SeriesData): [number, number] | null {
-  const n = data.x.length;
-  if (n === 0) return null;
-  return [data.x[0]!, data.x[n - 1]!];
+  return extentOf([data.x]);
 }

@@ -1,26 +1,37 @@
 import { TIMING } from '../constants/defaults';
-import { TEST_IDS } from '../constants/testIds';
-import { groupByConfigKey, groupRuns, type GroupBandKind } from '../core/groups';
+import { groupRuns, type GroupBandKind } from '../core/groups';
 import { assignColors } from '../core/palette';
 import { runKey, runLabels, type RunRef } from '../core/runs';
 import { themeByName } from '../core/theme';
-import type { ApiMetric, ApiRun, LiveMessage, RunState } from '../types/api';
+import type { ApiMetric, ApiRun } from '../types/api';
 import type { ChartSettings } from '../types/chart';
 import { ApiClient, ApiError } from './api';
-import { ChartPanel, type CurveSpec, type GroupSpec } from './chartPanel';
+import { ChartPanel } from './chartPanel';
+import { chartsInfoText, curveSpecsFor, groupSpecsFor } from './chartSpecs';
 import { Controls, type ControlValues } from './controls';
-import { clear, debounce, el } from './dom';
+import { LiveRouter } from './liveRouter';
 import { LiveSocket, type LiveState } from './liveSocket';
-import { filterMetricKeys, firstPointMs, isScalarMetric, unionMetricKeys } from './metricKeys';
-import { filterChoices, newestRun, type RunFilter } from './runFilter';
+import { filterMetricKeys, unionMetricKeys } from './metricKeys';
+import {
+  buildBanner,
+  buildChartsView,
+  buildTabBar,
+  fillGroupBy,
+  hideBanner,
+  mountPage,
+  showActiveTab,
+  showBannerError,
+  type ChartsView,
+} from './pageLayout';
+import { newestRun, type RunFilter } from './runFilter';
 import { RunDetail } from './runDetail';
 import { RunsPanel } from './runsPanel';
 import { installTestHooks } from './testHooks';
 import { parseViewState, serializeViewState, type PageTab, type ViewState } from './urlState';
+import { debounce } from '../utils/timers';
 
 const TOKEN_KEY = 'curvestream.readToken';
 const THEME_KEY = 'curvestream.theme';
-const STOPPED: ReadonlySet<RunState> = new Set(['finished', 'failed', 'lost']);
 
 function storage(): Storage | null {
   try {
@@ -47,7 +58,6 @@ export class App {
   private colors = new Map<string, string>();
   private groupColors = new Map<string, string>();
   private readonly panels = new Map<string, ChartPanel>();
-  private readonly stopped = new Set<string>();
   private theme: 'light' | 'dark' = initialTheme();
   /** Pick the newest run for the user until they choose themselves. */
   private autoSelect: boolean;
@@ -55,27 +65,23 @@ export class App {
 
   private readonly api: ApiClient;
   private readonly live: LiveSocket;
+  private readonly liveRouter: LiveRouter;
   private readonly controls: Controls;
   private readonly runsPanel: RunsPanel;
-  private readonly chartsEl: HTMLDivElement;
-  private readonly chartsInfo: HTMLSpanElement;
+  private readonly chartsView: ChartsView;
   private readonly banner: HTMLDivElement;
-  private readonly groupBySelect: HTMLSelectElement;
-  private readonly groupBandSelect: HTMLSelectElement;
-  private readonly chartsView: HTMLDivElement;
   private readonly detail: RunDetail;
-  private readonly tabs = new Map<PageTab, HTMLButtonElement>();
+  private readonly tabs: ReadonlyMap<PageTab, HTMLButtonElement>;
 
-  private readonly reloadRunsSoon = debounce(() => void this.loadRuns(), 300);
+  private readonly reloadRunsSoon = debounce(() => void this.loadRuns(), TIMING.runsReloadMs);
   private readonly metricsRefresh = new Map<string, ReturnType<typeof setTimeout>>();
-  private readonly stoppedReload = new Map<string, ReturnType<typeof setTimeout>>();
 
   constructor(private readonly root: HTMLElement) {
     this.state = parseViewState(window.location.search || window.location.hash);
     this.autoSelect = this.state.runs.length === 0;
     this.api = new ApiClient(document.baseURI, () => storage()?.getItem(TOKEN_KEY) ?? null);
     this.live = new LiveSocket(() => this.api.liveUrl(), {
-      onMessage: (m) => this.onLive(m),
+      onMessage: (m) => this.liveRouter.route(m),
       onState: (s, reconnected) => this.onLiveState(s, reconnected),
     });
     this.controls = new Controls(this.controlValues(), (v) => this.onControls(v), () => this.toggleTheme());
@@ -89,100 +95,62 @@ export class App {
         this.writeUrl();
       },
     });
-    const metricFilter = el('input', {
-      type: 'search',
-      placeholder: 'Filter charts…',
-      'data-testid': TEST_IDS.metricFilter,
-      'aria-label': 'Filter charts by metric key',
-    });
-    metricFilter.value = this.state.metricFilter;
-    metricFilter.addEventListener(
-      'input',
-      debounce(() => {
-        this.state.metricFilter = metricFilter.value;
+    this.chartsView = buildChartsView(this.state, {
+      onMetricFilter: (text) => {
+        this.state.metricFilter = text;
         this.writeUrl();
         this.syncCharts();
-      }, 150),
-    );
-    this.groupBySelect = el('select', {
-      'data-testid': TEST_IDS.groupBySelect,
-      'aria-label': 'Group runs by',
-      title: 'Draw a mean line and a band per group of runs (a sweep’s runs with the same value)',
+      },
+      onGroupBy: (groupBy) => {
+        this.state.groupBy = groupBy;
+        this.writeUrl();
+        this.syncCharts();
+      },
+      onGroupBand: (band) => {
+        this.state.groupBand = band;
+        this.writeUrl();
+        this.syncCharts();
+      },
+      onResetZoom: () => this.onZoom(null, null),
     });
-    this.groupBySelect.addEventListener('change', () => {
-      this.state.groupBy = this.groupBySelect.value;
-      this.groupBandSelect.disabled = !this.state.groupBy;
-      this.writeUrl();
-      this.syncCharts();
-    });
-    this.groupBandSelect = el(
-      'select',
-      { 'data-testid': TEST_IDS.groupBandSelect, 'aria-label': 'Group band', title: 'The band around each group’s mean' },
-      el('option', { value: 'minmax', text: 'band: min–max' }),
-      el('option', { value: 'std', text: 'band: ±1 std' }),
-    );
-    this.groupBandSelect.value = this.state.groupBand;
-    this.groupBandSelect.disabled = !this.state.groupBy;
-    this.groupBandSelect.addEventListener('change', () => {
-      this.state.groupBand = this.groupBandSelect.value as GroupBandKind;
-      this.writeUrl();
-      this.syncCharts();
-    });
-    this.fillGroupBy();
-    const resetZoom = el('button', { type: 'button', class: 'link-button', text: 'reset zoom' });
-    resetZoom.addEventListener('click', () => this.onZoom(null, null));
-    this.chartsInfo = el('span', { class: 'muted' });
-    this.chartsEl = el('div', { class: 'charts', 'data-testid': TEST_IDS.chartsGrid });
-    this.banner = el('div', { class: 'banner', 'data-testid': TEST_IDS.errorBanner, hidden: true });
+    fillGroupBy(this.chartsView.groupBy, this.runs, this.state.groupBy);
+    this.banner = buildBanner();
     this.detail = new RunDetail(this.api, themeByName(this.theme), {
       onFocusChange: (ref) => {
         this.state.focus = { ...ref };
         this.writeUrl();
       },
     });
-    const tabBar = el('nav', { class: 'tabs', role: 'tablist' });
-    for (const [tab, label, testId] of [
-      ['charts', 'Charts', TEST_IDS.tabCharts],
-      ['histograms', 'Histograms', TEST_IDS.tabHistograms],
-      ['logs', 'Logs', TEST_IDS.tabLogs],
-    ] as const) {
-      const button = el('button', { type: 'button', role: 'tab', class: 'tab', 'data-testid': testId, text: label });
-      button.addEventListener('click', () => this.setTab(tab));
-      this.tabs.set(tab, button);
-      tabBar.append(button);
-    }
-    this.chartsView = el(
-      'div',
-      { class: 'charts-view' },
-      el(
-        'div',
-        { class: 'toolbar' },
-        metricFilter,
-        this.groupBySelect,
-        this.groupBandSelect,
-        this.chartsInfo,
-        el('span', { class: 'spacer' }),
-        resetZoom,
-      ),
-      this.chartsEl,
-    );
-
-    this.root.dataset.testid = TEST_IDS.app;
-    clear(this.root);
-    this.root.append(
-      this.controls.root,
-      this.banner,
-      el(
-        'main',
-        {},
-        this.runsPanel.root,
-        el('section', { class: 'charts-panel' }, tabBar, this.chartsView, this.detail.root),
-      ),
-    );
+    this.liveRouter = new LiveRouter({
+      appendToChart: (runId, frame) => {
+        const panel = this.panels.get(frame.key);
+        panel?.appendLive(runId, frame);
+        return panel !== undefined;
+      },
+      refreshCurves: (runId) => {
+        for (const panel of this.panels.values()) panel.refreshCurve(runId);
+      },
+      isSelected: (runId) => this.state.runs.some((r) => runKey(r) === runId),
+      refreshMetricsSoon: (ref) => this.refreshMetricsSoon(ref),
+      run: (runId) => this.runs.find((r) => runKey(r) === runId),
+      runsChanged: () => this.runsPanel.setRuns(this.runs),
+      reloadRunsSoon: () => this.reloadRunsSoon(),
+      detail: this.detail,
+    });
+    const tabBar = buildTabBar((tab) => this.setTab(tab));
+    this.tabs = tabBar.tabs;
+    mountPage(this.root, {
+      controls: this.controls.root,
+      banner: this.banner,
+      runs: this.runsPanel.root,
+      tabBar: tabBar.root,
+      views: [this.chartsView.root, this.detail.root],
+    });
     this.applyTheme();
     this.showTab();
     installTestHooks({
       charts: () => [...this.panels.values()].map((p) => p.snapshot()),
+      chart: (key) => this.panels.get(key)?.snapshot() ?? null,
       drawnSeries: (key) => this.panels.get(key)?.drawnSeries() ?? null,
       selected: () => this.state.runs.map((r) => ({ ...r })),
       runs: () => this.runs.map((r) => ({ project: r.project, run: r.run, state: r.state })),
@@ -210,18 +178,14 @@ export class App {
   private async loadRuns(): Promise<void> {
     try {
       this.runs = await this.api.runs();
-      this.hideBanner();
+      hideBanner(this.banner);
     } catch (error) {
       this.showError(error);
       return;
     }
-    for (const run of this.runs) {
-      const key = runKey(run);
-      if (STOPPED.has(run.state)) this.stopped.add(key);
-      else this.stopped.delete(key);
-    }
+    this.liveRouter.noteRuns(this.runs);
     this.runsPanel.setRuns(this.runs);
-    this.fillGroupBy();
+    fillGroupBy(this.chartsView.groupBy, this.runs, this.state.groupBy);
     if (this.state.groupBy) this.syncCharts(); // group members may have changed
     if (this.autoSelect && this.state.runs.length === 0) {
       const newest = newestRun(this.runs);
@@ -243,7 +207,7 @@ export class App {
     await this.loadRuns();
     for (const ref of this.state.runs) {
       const id = runKey(ref);
-      if (this.stopped.has(id)) continue;
+      if (this.liveRouter.isStopped(id)) continue;
       for (const panel of this.panels.values()) panel.refreshCurve(id);
       this.detail.activity(ref);
     }
@@ -277,19 +241,7 @@ export class App {
         await this.loadMetrics(ref);
         this.metricsRefresh.delete(key);
         this.syncCharts();
-      }, 1000),
-    );
-  }
-
-  private reloadStoppedSoon(id: string): void {
-    const pending = this.stoppedReload.get(id);
-    if (pending !== undefined) clearTimeout(pending);
-    this.stoppedReload.set(
-      id,
-      setTimeout(() => {
-        this.stoppedReload.delete(id);
-        for (const panel of this.panels.values()) panel.refreshCurve(id);
-      }, TIMING.finishedRefreshMs),
+      }, TIMING.metricsRefreshMs),
     );
   }
 
@@ -340,55 +292,17 @@ export class App {
         this.panels.set(key, panel);
       }
       // keep page order = key order
-      const anchor: ChildNode | null = previous ? previous.nextSibling : this.chartsEl.firstChild;
-      if (panel.root !== anchor) this.chartsEl.insertBefore(panel.root, anchor);
+      const grid = this.chartsView.grid;
+      const anchor: ChildNode | null = previous ? previous.nextSibling : grid.firstChild;
+      if (panel.root !== anchor) grid.insertBefore(panel.root, anchor);
       previous = panel.root;
 
-      const specs: CurveSpec[] = [];
-      selected.forEach((ref, i) => {
-        const metrics = lists[i] ?? [];
-        if (!metrics.some((m) => m.key === key && isScalarMetric(m))) return;
-        const id = runKey(ref);
-        specs.push({
-          ref,
-          id,
-          name: labels.get(id) ?? ref.run,
-          color: this.colors.get(id) ?? '#888',
-          originMs: firstPointMs(metrics),
-        });
-      });
+      const specs = curveSpecsFor(key, selected, lists, labels, this.colors);
       panel.setCurves(specs);
-      panel.setGroups(groups ? this.groupSpecs(groups, specs) : null, this.state.groupBand);
+      panel.setGroups(groups ? groupSpecsFor(groups, specs, this.groupColors) : null, this.state.groupBand);
     }
 
-    this.chartsInfo.textContent =
-      selected.length === 0
-        ? 'Select runs to plot their metrics.'
-        : allKeys.length === 0
-          ? 'The selected runs have no metrics yet.'
-          : `${keys.length} of ${allKeys.length} metrics · ${selected.length} run${selected.length === 1 ? '' : 's'}`;
-  }
-
-  /** The groups of one chart: only the runs that have its key; groups left empty are not drawn. */
-  private groupSpecs(groups: ReturnType<typeof groupRuns>, specs: readonly CurveSpec[]): GroupSpec[] {
-    const present = new Set(specs.map((s) => s.id));
-    return groups.flatMap((g) => {
-      const memberIds = g.members.map(runKey).filter((id) => present.has(id));
-      if (memberIds.length === 0) return [];
-      const runs = memberIds.length === 1 ? '1 run' : `${memberIds.length} runs`;
-      return [{ id: g.id, name: `${g.label} (${runs})`, color: this.groupColors.get(g.id) ?? '#888', memberIds }];
-    });
-  }
-
-  /** The group-by choices: none, the run group, and every config key of the known runs. */
-  private fillGroupBy(): void {
-    const current = this.state.groupBy;
-    const values = ['', 'group', ...filterChoices(this.runs).configKeys.map(groupByConfigKey)];
-    if (current && !values.includes(current)) values.push(current);
-    const text = (v: string) => (v === '' ? 'no grouping' : v === 'group' ? 'group by: run group' : `group by: ${v.slice(7)}`);
-    clear(this.groupBySelect);
-    for (const v of values) this.groupBySelect.append(el('option', { value: v, text: text(v) }));
-    this.groupBySelect.value = current;
+    this.chartsView.info.textContent = chartsInfoText(selected.length, allKeys.length, keys.length);
   }
 
   private setTab(tab: PageTab): void {
@@ -400,11 +314,8 @@ export class App {
 
   private showTab(): void {
     const tab = this.state.tab;
-    for (const [name, button] of this.tabs) {
-      button.setAttribute('aria-selected', String(name === tab));
-      button.classList.toggle('active', name === tab);
-    }
-    this.chartsView.hidden = tab !== 'charts';
+    showActiveTab(this.tabs, tab);
+    this.chartsView.root.hidden = tab !== 'charts';
     this.detail.setTab(tab === 'charts' ? null : tab);
   }
 
@@ -429,62 +340,6 @@ export class App {
   }
 
   // ---- live ----
-
-  private onLive(message: LiveMessage): void {
-    switch (message.type) {
-      case 'points': {
-        const id = runKey(message);
-        if (!Array.isArray(message.series)) return;
-        if (this.stopped.has(id)) {
-          // a stopped run takes no more appends; points that still come (a killed run's spool sent
-          // later by `curvestream sync`) are loaded with one query once they stop coming
-          this.reloadStoppedSoon(id);
-          return;
-        }
-        for (const frame of message.series) {
-          const panel = this.panels.get(frame.key);
-          if (panel) panel.appendLive(id, frame);
-          else if (this.state.runs.some((r) => runKey(r) === id)) this.refreshMetricsSoon(message);
-        }
-        return;
-      }
-      case 'status': {
-        const id = runKey(message);
-        const run = this.runs.find((r) => runKey(r) === id);
-        if (run) {
-          run.state = message.state;
-          run.reason = message.reason ?? '';
-          this.runsPanel.setRuns(this.runs);
-        } else {
-          this.reloadRunsSoon();
-        }
-        if (STOPPED.has(message.state)) {
-          this.stopped.add(id);
-          // a last frame may have raced the status: load the run's curves once more
-          this.reloadStoppedSoon(id);
-        } else {
-          this.stopped.delete(id);
-        }
-        return;
-      }
-      case 'run':
-        this.reloadRunsSoon();
-        return;
-      case 'gap': {
-        // the bridge skipped points of this run: ask again for what the charts show
-        const id = runKey(message);
-        for (const panel of this.panels.values()) panel.refreshCurve(id);
-        this.detail.gap(message);
-        return;
-      }
-      case 'texts':
-        if (Array.isArray(message.texts)) this.detail.texts(message);
-        return;
-      case 'histogram':
-        if (typeof message.key === 'string') this.detail.histogram(message);
-        return;
-    }
-  }
 
   private onLiveState(state: LiveState, reconnected: boolean): void {
     this.liveState = state;
@@ -520,33 +375,13 @@ export class App {
   }
 
   private showError(error: unknown): void {
-    clear(this.banner);
-    this.banner.hidden = false;
-    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
-      const input = el('input', {
-        type: 'password',
-        placeholder: 'read token',
-        'data-testid': TEST_IDS.tokenInput,
-        'aria-label': 'Read token',
-      });
-      const save = el('button', { type: 'button', text: 'use token' });
-      save.addEventListener('click', () => {
-        storage()?.setItem(TOKEN_KEY, input.value.trim());
-        this.hideBanner();
-        // the socket carries the token in its URL: open it again
-        this.live.stop();
-        this.live.start();
-        void this.loadRuns().then(() => this.setSelection(this.state.runs));
-      });
-      this.banner.append('The bridge asks for a read token (CURVESTREAM_READ_TOKEN). ', input, save);
-      return;
-    }
-    const text = error instanceof Error ? error.message : String(error);
-    this.banner.append(`Cannot reach the bridge: ${text}`);
-  }
-
-  private hideBanner(): void {
-    this.banner.hidden = true;
-    clear(this.banner);
+    showBannerError(this.banner, error, (token) => {
+      storage()?.setItem(TOKEN_KEY, token);
+      hideBanner(this.banner);
+      // the socket carries the token in its URL: open it again
+      this.live.stop();
+      this.live.start();
+      void this.loadRuns().then(() => this.setSelection(this.state.runs));
+    });
   }
 }

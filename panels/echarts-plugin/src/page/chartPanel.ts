@@ -1,100 +1,40 @@
-import { LIVE_POINTS_PER_COLUMN, TIMING } from '../constants/defaults';
+import { TIMING } from '../constants/defaults';
 import { chartTestId, TEST_IDS } from '../constants/testIds';
-import { appendLivePoints, liveFrameToSeries } from '../core/live';
-import { aggregateBand, aggregateCurves, aggregateMeanSeries, type GroupBandKind } from '../core/groups';
-import { m4 } from '../core/m4';
+import type { GroupBandKind } from '../core/groups';
+import { computeLayers, type ChartLayers } from '../core/layers';
+import { plotWidthPx } from '../core/options';
+import { ChartHost } from '../host/chartHost';
+import type { DrawnSeries } from '../host/drawnSeries';
+import { sameWindow } from '../host/zoom';
+import type { LiveSeriesFrame } from '../types/api';
+import type { ChartModel, ChartSettings } from '../types/chart';
+import { throttle } from '../utils/timers';
+import { ApiError, type ApiClient, type SeriesQuery } from './api';
+import { chartModelOf, type GroupSpec } from './chartModel';
+import { cardSummary, curveSnapshot, groupSnapshots, type ChartSnapshot, type ChartState } from './chartSnapshot';
 import {
-  buildChartOption,
-  buildDataUpdate,
-  computeLayers,
-  GRID,
-  plotWidthPx,
-  zoomWindowOption,
-  type ChartLayers,
-} from '../core/options';
-import type { RunRef } from '../core/runs';
-import {
-  countInRange,
-  emptySeries,
-  rangeIndices,
-  meanSpacing,
-  parseSeriesResponse,
-  relativeOriginMs,
-  spliceDetail,
-  withNeighbours,
-  xExtent,
-} from '../core/series';
-import type { LiveSeriesFrame, XMode } from '../types/api';
-import type { ChartModel, ChartSeriesInput, ChartSettings, SeriesData } from '../types/chart';
-import { ApiError, type ApiClient } from './api';
-import { debounce, el, throttle } from './dom';
-import {
-  finiteExtent,
-  type ChartSnapshot,
-  type ChartState,
-  type CurveSnapshot,
-  type DrawnSeries,
-  type GroupSnapshot,
-} from './chartSnapshot';
-import { init, type EChartsType } from './echarts';
+  emptySeriesResponse,
+  isLoading,
+  loadCurve,
+  newCurve,
+  queryBounds,
+  receiveLive,
+  resetCurve,
+  type ChartView,
+  type Curve,
+  type CurveSpec,
+} from './curveLoading';
+import { el } from './dom';
+import { init } from './echarts';
 
-/** One run on a chart, as the page asks for it. */
-export interface CurveSpec {
-  ref: RunRef;
-  id: string;
-  name: string;
-  color: string;
-  /** The run's first-point time (from its metrics), for relative x until a query tells better. */
-  originMs: number | null;
-}
+export type { CurveSpec } from './curveLoading';
+export type { GroupSpec } from './chartModel';
 
-/** Several runs drawn as one mean line with a band (a sweep's runs with the same config value). */
-export interface GroupSpec {
-  id: string;
-  name: string;
-  color: string;
-  /** Curve ids (run keys) of the group's runs. */
-  memberIds: string[];
-}
-
-interface Detail {
-  window: [number, number];
-  /** Points of the window plus its before/after neighbours, plus live points that fall in it. */
-  data: SeriesData;
-  raw: boolean;
-  /** The window reached the series' end when queried: live points belong to it. */
-  open: boolean;
-}
-
-interface Curve extends CurveSpec {
-  /** The whole series (M4 at the plot width) plus live points. */
-  overview: SeriesData;
-  overviewRaw: boolean;
-  detail: Detail | null;
-  dxRef: number | undefined;
-  loaded: boolean;
-  /** Bumped by every query; a response with an older number is dropped. */
-  seq: number;
-  abort: AbortController | null;
-  /** Live points received while a query was running, replayed onto its answer. */
-  liveDuringQuery: SeriesData[] | null;
-  error: string | null;
-}
-
-export interface ChartPanelHost {
+/** What a chart needs from the page around it. */
+export interface ChartPanelContext {
   api: ApiClient;
   /** The user zoomed this chart (null: back to everything); x units of the current mode. */
   onUserZoom(window: [number, number] | null, source: ChartPanel): void;
-}
-
-function drawnData(curve: Curve): SeriesData {
-  return curve.detail ? spliceDetail(curve.overview, curve.detail.data) : curve.overview;
-}
-
-/** Query bounds: whole steps and milliseconds, so an integer column is never asked for a fraction. */
-function queryBounds(mode: XMode, window: [number, number]): [number, number] {
-  if (mode === 'relative') return window;
-  return [Math.floor(window[0]), Math.ceil(window[1])];
 }
 
 /**
@@ -108,7 +48,7 @@ export class ChartPanel {
   private readonly modeBadge: HTMLSpanElement;
   private readonly notesEl: HTMLSpanElement;
   private readonly messageEl: HTMLDivElement;
-  private chart: EChartsType | null = null;
+  private chart: ChartHost | null = null;
   private readonly curves = new Map<string, Curve>();
   private window: [number, number] | null;
   private widthPx = 800;
@@ -120,16 +60,13 @@ export class ChartPanel {
   private pendingRender: boolean | null = null;
   private groups: GroupSpec[] | null = null;
   private groupBand: GroupBandKind = 'minmax';
-  private groupNonFinite = 0;
   private renders = 0;
   private state: ChartState = 'idle';
   private layers: ChartLayers | null = null;
   private lastModel: ChartModel | null = null;
   private readonly resizeObserver: ResizeObserver;
   private readonly intersectionObserver: IntersectionObserver;
-  private readonly userZoomed = debounce(() => this.finishUserZoom(), TIMING.zoomDebounceMs);
-  // live frames of many runs arrive every few ms: draw at most every 50 ms (at once after a quiet spell)
-  private readonly renderSoon = throttle(() => this.render(false), 50);
+  private readonly renderSoon = throttle(() => this.render(false), TIMING.liveDrawMs);
   // the answers of several curves' queries (a first load, a zoom) come one by one: see drawAnswer()
   private readonly drawAnswersSoon = throttle(() => this.render(false), TIMING.answersDrawMs);
 
@@ -137,7 +74,7 @@ export class ChartPanel {
     readonly key: string,
     private settings: ChartSettings,
     window: [number, number] | null,
-    private readonly host: ChartPanelHost,
+    private readonly context: ChartPanelContext,
   ) {
     this.window = window;
     this.canvas = el('div', { class: 'chart-canvas' });
@@ -151,7 +88,7 @@ export class ChartPanel {
       'data-testid': TEST_IDS.chartResetZoom,
       text: '⤢',
     });
-    reset.addEventListener('click', () => this.host.onUserZoom(null, this));
+    reset.addEventListener('click', () => this.context.onUserZoom(null, this));
     this.root = el(
       'section',
       { class: 'chart-card', 'data-testid': chartTestId(key), 'data-key': key },
@@ -191,23 +128,12 @@ export class ChartPanel {
         existing.originMs ??= spec.originMs;
         continue;
       }
-      const curve: Curve = {
-        ...spec,
-        overview: emptySeries(),
-        overviewRaw: true,
-        detail: null,
-        dxRef: undefined,
-        loaded: false,
-        seq: 0,
-        abort: null,
-        liveDuringQuery: null,
-        error: null,
-      };
+      const curve = newCurve(spec);
       this.curves.set(spec.id, curve);
       added.push(curve);
     }
     this.render(true);
-    if (this.visible) for (const curve of added) void this.loadCurve(curve, true);
+    if (this.visible) for (const curve of added) void this.load(curve, true);
   }
 
   /** Draw these groups (mean line and band each) instead of one curve per run; null = one curve per run. */
@@ -223,7 +149,7 @@ export class ChartPanel {
     if (modeChanged) {
       // new x units: every curve is loaded again from scratch
       this.window = window;
-      for (const curve of this.curves.values()) this.resetCurve(curve);
+      for (const curve of this.curves.values()) resetCurve(curve);
       this.render(true);
       this.reloadAll();
       return;
@@ -241,29 +167,23 @@ export class ChartPanel {
 
   appendLive(curveId: string, frame: LiveSeriesFrame): void {
     const curve = this.curves.get(curveId);
-    if (!curve) return;
-    const origin = curve.originMs ?? frame.time_ms[0] ?? null;
-    curve.originMs ??= origin;
-    const added = liveFrameToSeries(frame, this.settings.xMode, origin);
-    if (added.x.length === 0) return;
-    if (curve.liveDuringQuery) curve.liveDuringQuery.push(added);
-    if (!curve.loaded) return;
-    this.applyLive(curve, added);
-    this.renderSoon();
+    if (curve && receiveLive(curve, frame, this.view())) this.renderSoon();
   }
 
   /** Load one run's curve again (after it finished, or after a reconnect). */
   refreshCurve(curveId: string): void {
     const curve = this.curves.get(curveId);
-    if (curve && this.visible) void this.loadCurve(curve, true);
+    if (curve && this.visible) void this.load(curve, true);
   }
 
   refreshAll(): void {
     if (this.visible) this.reloadAll();
   }
 
+  /** What the chart shows now, computed when asked (tests and benchmarks read it), never per drawing. */
   snapshot(): ChartSnapshot {
-    const series = [...this.curves.values()].map((c) => this.curveSnapshot(c));
+    const series = [...this.curves.values()].map((c) => curveSnapshot(c, this.window));
+    const curveName = (id: string) => this.curves.get(id)?.name ?? id;
     return {
       key: this.key,
       state: this.state,
@@ -275,31 +195,17 @@ export class ChartPanel {
       logY: this.settings.logY,
       notes: this.layers ? [...this.layers.notes] : [],
       series,
-      groups: this.groups ? this.groupSnapshots() : [],
+      groups: this.groups ? groupSnapshots(this.groups, this.groupBand, this.lastModel?.series ?? [], curveName, this.window) : [],
       renders: this.renders,
     };
   }
 
   /** The series ECharts holds now (empty before the chart exists). */
   drawnSeries(): DrawnSeries[] {
-    const option = this.chart?.getOption() as { series?: Record<string, unknown>[] } | undefined;
-    return (option?.series ?? []).map((s) => {
-      const lineStyle = s.lineStyle as { opacity?: number } | undefined;
-      const markLine = s.markLine as { data?: unknown[] } | undefined;
-      return {
-        id: String(s.id ?? ''),
-        type: String(s.type ?? ''),
-        name: String(s.name ?? ''),
-        points: Array.isArray(s.data) ? s.data.length : 0,
-        lineOpacity: typeof lineStyle?.opacity === 'number' ? lineStyle.opacity : null,
-        area: Boolean(s.areaStyle),
-        markLines: Array.isArray(markLine?.data) ? markLine.data.length : 0,
-      };
-    });
+    return this.chart?.drawnSeries() ?? [];
   }
 
   dispose(): void {
-    this.userZoomed.cancel();
     this.renderSoon.cancel();
     this.drawAnswersSoon.cancel();
     for (const curve of this.curves.values()) curve.abort?.abort();
@@ -315,8 +221,11 @@ export class ChartPanel {
   private becomeVisible(): void {
     if (this.visible) return;
     this.visible = true;
-    this.chart = init(this.canvas, null, { renderer: 'canvas' });
-    this.chart.on('datazoom', () => this.userZoomed());
+    this.chart = new ChartHost(this.canvas, {
+      init,
+      zoomSettleMs: TIMING.pageZoomSettleMs,
+      onUserZoom: (window) => this.finishUserZoom(window),
+    });
     this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
     this.resizeObserver.observe(this.canvas);
     // ask first: the bridge works on the queries while ECharts sets up the empty chart
@@ -325,67 +234,17 @@ export class ChartPanel {
   }
 
   private reloadAll(): void {
-    for (const curve of this.curves.values()) void this.loadCurve(curve, true);
+    for (const curve of this.curves.values()) void this.load(curve, true);
   }
 
-  private resetCurve(curve: Curve): void {
-    curve.abort?.abort();
-    curve.overview = emptySeries();
-    curve.overviewRaw = true;
-    curve.detail = null;
-    curve.dxRef = undefined;
-    curve.loaded = false;
-    curve.seq++;
+  private view(): ChartView {
+    return { mode: this.settings.xMode, widthPx: this.widthPx, window: this.window };
   }
 
-  /**
-   * Query a curve: the whole series first when needed (or asked), then the
-   * visible window at full detail. Live points that arrive meanwhile are
-   * replayed onto the answer, so none is lost to the race.
-   */
-  private async loadCurve(curve: Curve, withOverview: boolean): Promise<void> {
-    curve.abort?.abort();
-    const abort = new AbortController();
-    curve.abort = abort;
-    const seq = ++curve.seq;
-    curve.liveDuringQuery = [];
-    const mode = this.settings.xMode;
-    const width = this.widthPx;
-    const window = this.window;
+  private async load(curve: Curve, withOverview: boolean): Promise<void> {
+    const answered = loadCurve(curve, this.view(), withOverview, (c, query, signal) => this.fetchSeries(c, query, signal));
     this.setState('loading');
-    try {
-      if (withOverview || !curve.loaded) {
-        const response = await this.fetchSeries(curve, { x: mode, width }, abort.signal);
-        if (seq !== curve.seq) return;
-        const parsed = parseSeriesResponse(response);
-        curve.overview = parsed.points;
-        curve.overviewRaw = parsed.raw;
-        const extent = xExtent(parsed.points);
-        curve.dxRef = extent ? meanSpacing(extent[0], extent[1], parsed.total) : undefined;
-        if (mode === 'relative') curve.originMs = relativeOriginMs(parsed.points) ?? curve.originMs;
-      }
-      if (window) {
-        const [start, end] = queryBounds(mode, window);
-        const response = await this.fetchSeries(curve, { x: mode, width, start, end }, abort.signal);
-        if (seq !== curve.seq) return;
-        const parsed = parseSeriesResponse(response);
-        curve.detail = { window, data: withNeighbours(parsed), raw: parsed.raw, open: parsed.after === null };
-      } else {
-        curve.detail = null;
-      }
-      curve.loaded = true;
-      curve.error = null;
-      for (const added of curve.liveDuringQuery ?? []) this.applyLive(curve, added);
-      curve.liveDuringQuery = null;
-    } catch (error) {
-      if (abort.signal.aborted || seq !== curve.seq) return;
-      curve.error = error instanceof Error ? error.message : String(error);
-      curve.liveDuringQuery = null;
-    }
-    if (seq === curve.seq) {
-      curve.abort = null;
-      this.drawAnswer();
-    }
+    if (await answered) this.drawAnswer();
   }
 
   /**
@@ -394,7 +253,7 @@ export class ChartPanel {
    * curve is still loading, else at most every `TIMING.answersDrawMs` meanwhile.
    */
   private drawAnswer(): void {
-    if ([...this.curves.values()].some((c) => c.abort !== null)) {
+    if ([...this.curves.values()].some(isLoading)) {
       this.drawAnswersSoon();
       return;
     }
@@ -402,31 +261,12 @@ export class ChartPanel {
     this.render(false);
   }
 
-  private async fetchSeries(
-    curve: Curve,
-    query: { x: XMode; width: number; start?: number; end?: number },
-    signal: AbortSignal,
-  ) {
+  private async fetchSeries(curve: Curve, query: SeriesQuery, signal: AbortSignal) {
     try {
-      return await this.host.api.series(curve.ref, this.key, query, signal);
+      return await this.context.api.series(curve.ref, this.key, query, signal);
     } catch (error) {
       // a run without this key yet: an empty curve, not an error
-      if (error instanceof ApiError && error.status === 404) {
-        return {
-          project: curve.ref.project,
-          run: curve.ref.run,
-          key: this.key,
-          x: query.x,
-          start: query.start ?? null,
-          end: query.end ?? null,
-          width: query.width,
-          raw: true,
-          total: 0,
-          points: { x: [], y: [], step: [], time_ms: [] },
-          before: null,
-          after: null,
-        };
-      }
+      if (error instanceof ApiError && error.status === 404) return emptySeriesResponse(curve.ref, this.key, query);
       throw error;
     }
   }
@@ -434,79 +274,25 @@ export class ChartPanel {
   private queryDetails(): void {
     if (!this.visible) return;
     // zooming back out to everything asks for the whole series again
-    for (const curve of this.curves.values()) void this.loadCurve(curve, this.window === null);
-  }
-
-  private applyLive(curve: Curve, added: SeriesData): void {
-    const budget = LIVE_POINTS_PER_COLUMN * this.widthPx;
-    const overview = appendLivePoints(curve.overview, added);
-    curve.overview = overview.data;
-    if (curve.overview.x.length > budget) {
-      curve.overview = m4(curve.overview, this.widthPx);
-      curve.overviewRaw = false;
-    }
-    const detail = curve.detail;
-    if (!detail || !detail.open) return;
-    // the window reached the end of the series: its points join it, and the
-    // first point past the window becomes its right-hand neighbour
-    const inside: SeriesData = emptySeries();
-    for (let i = 0; i < added.x.length && detail.open; i++) {
-      inside.x.push(added.x[i]!);
-      inside.y.push(added.y[i]!);
-      inside.step.push(added.step[i]!);
-      inside.timeMs.push(added.timeMs[i]!);
-      if (added.x[i]! > detail.window[1]) detail.open = false;
-    }
-    detail.data = appendLivePoints(detail.data, inside).data;
-    if (countInRange(detail.data, detail.window[0], detail.window[1]) > budget) {
-      detail.data = m4(detail.data, this.widthPx, detail.window[0], detail.window[1]);
-      detail.raw = false;
-    }
+    for (const curve of this.curves.values()) void this.load(curve, this.window === null);
   }
 
   // ---- zoom ----
 
-  private currentExtent(): [number, number] | null {
-    let lo = Infinity;
-    let hi = -Infinity;
-    for (const curve of this.curves.values()) {
-      const extent = xExtent(drawnData(curve));
-      if (!extent) continue;
-      lo = Math.min(lo, extent[0]);
-      hi = Math.max(hi, extent[1]);
-    }
-    return hi >= lo ? [lo, hi] : null;
-  }
-
-  /** The user moved the zoom: read the plot's edges as x values and tell the page. */
-  private finishUserZoom(): void {
-    const chart = this.chart;
-    const extent = this.currentExtent();
-    if (!chart || !extent) return;
-    const left = GRID.left;
-    const right = chart.getWidth() - GRID.right;
-    const a = chart.convertFromPixel({ gridIndex: 0 }, [left, 0]) as number[] | undefined;
-    const b = chart.convertFromPixel({ gridIndex: 0 }, [right, 0]) as number[] | undefined;
-    const x0 = Number(a?.[0]);
-    const x1 = Number(b?.[0]);
-    if (!Number.isFinite(x0) || !Number.isFinite(x1) || x1 <= x0) return;
-    const slack = (extent[1] - extent[0]) * 1e-6;
-    const window: [number, number] | null =
-      x0 <= extent[0] + slack && x1 >= extent[1] - slack
-        ? null
-        : queryBounds(this.settings.xMode, [Math.max(x0, extent[0]), Math.min(x1, extent[1])]);
+  /** The user moved the zoom (the host read the plot's edges as x values): tell the page. */
+  private finishUserZoom(reading: [number, number] | null): void {
+    const window = reading && queryBounds(this.settings.xMode, reading);
     if (sameWindow(window, this.window)) return;
     this.window = window;
     // hold the window in x values, so live points growing the axis do not shift it
     this.applyZoomToChart();
-    // the gesture has settled (userZoomed waited for it): ask at once
+    // the gesture has settled (the host waited for it): ask at once
     this.queryDetails();
-    this.host.onUserZoom(window, this);
+    this.context.onUserZoom(window, this);
   }
 
   private applyZoomToChart(): void {
-    if (!this.chart) return;
-    this.chart.setOption(zoomWindowOption(this.settings, this.window));
+    this.chart?.showWindow(this.window);
   }
 
   private onResize(): void {
@@ -523,45 +309,6 @@ export class ChartPanel {
 
   // ---- drawing ----
 
-  private groupInputs(groups: readonly GroupSpec[]): ChartSeriesInput[] {
-    this.groupNonFinite = 0;
-    return groups.map((g) => {
-      const members = g.memberIds.flatMap((id) => {
-        const curve = this.curves.get(id);
-        return curve ? [curve] : [];
-      });
-      const aggregate = aggregateCurves(members.map(drawnData));
-      this.groupNonFinite += aggregate.nonFinite;
-      const spacings = members.flatMap((c) => (c.dxRef === undefined ? [] : [c.dxRef]));
-      return {
-        id: g.id,
-        name: g.name,
-        color: g.color,
-        data: aggregateMeanSeries(aggregate),
-        band: aggregateBand(aggregate, this.groupBand),
-        ...(spacings.length ? { dxRef: spacings.reduce((a, b) => a + b, 0) / spacings.length } : {}),
-      };
-    });
-  }
-
-  private model(): ChartModel {
-    return {
-      series: this.groups
-        ? this.groupInputs(this.groups)
-        : [...this.curves.values()].map((c) => ({
-            id: c.id,
-            name: c.name,
-            color: c.color,
-            data: drawnData(c),
-            ...(c.dxRef === undefined ? {} : { dxRef: c.dxRef }),
-          })),
-      settings: this.settings,
-      widthPx: this.widthPx,
-      xWindow: this.window,
-      title: this.key,
-    };
-  }
-
   /** `structure`: runs or settings changed (full option, series replaced); otherwise only data. */
   private render(structure: boolean): void {
     if (this.chart && !this.onScreen) {
@@ -572,17 +319,24 @@ export class ChartPanel {
     }
     const full = structure || this.pendingRender === true;
     this.pendingRender = null;
-    const model = this.model();
+    const { model, groupNonFinite } = chartModelOf({
+      key: this.key,
+      curves: this.curves,
+      groups: this.groups,
+      band: this.groupBand,
+      settings: this.settings,
+      widthPx: this.widthPx,
+      window: this.window,
+    });
     const layers = computeLayers(model);
-    if (this.groups && this.groupNonFinite > 0) {
-      layers.notes.push(`${this.groupNonFinite} non-finite values left out of the group means`);
+    if (this.groups && groupNonFinite > 0) {
+      layers.notes.push(`${groupNonFinite} non-finite values left out of the group means`);
     }
     this.layers = layers;
     this.lastModel = model;
     if (this.chart) {
       this.renders++;
-      if (full) this.chart.setOption(buildChartOption(model, layers), { replaceMerge: ['series', 'dataZoom'] });
-      else this.chart.setOption(buildDataUpdate(model, layers));
+      this.chart.draw(model, full, layers);
     }
     this.writeState();
   }
@@ -590,7 +344,7 @@ export class ChartPanel {
   private writeState(): void {
     const curves = [...this.curves.values()];
     const errors = curves.filter((c) => c.error);
-    const loading = curves.some((c) => c.abort !== null);
+    const loading = curves.some(isLoading);
     if (!this.visible) this.setState('idle');
     else if (loading) this.setState('loading');
     else if (errors.length) this.setState('error');
@@ -601,74 +355,26 @@ export class ChartPanel {
     this.writeAttributes();
   }
 
-  /** Index range of the points inside the visible x range (all of them when not zoomed). */
-  private visibleRange(xs: readonly number[]): [number, number] {
-    return this.window ? rangeIndices(xs, this.window[0], this.window[1]) : [0, xs.length];
-  }
-
-  private curveSnapshot(curve: Curve): CurveSnapshot {
-    const data = drawnData(curve);
-    const [from, to] = this.visibleRange(data.x);
-    const [yMin, yMax] = finiteExtent(data.y, from, to);
-    const raw = curve.detail ? curve.detail.raw : curve.overviewRaw;
-    return {
-      name: curve.name,
-      project: curve.ref.project,
-      run: curve.ref.run,
-      points: to - from,
-      drawn: data.x.length,
-      raw,
-      yMin,
-      yMax,
-    };
-  }
-
-  private groupSnapshots(): GroupSnapshot[] {
-    const inputs = new Map((this.lastModel?.series ?? []).map((s) => [s.id, s]));
-    return (this.groups ?? []).map((g) => {
-      const input = inputs.get(g.id);
-      const [from, to] = input ? this.visibleRange(input.data.x) : [0, 0];
-      const [yMin, yMax] = input ? finiteExtent(input.data.y, from, to) : [null, null];
-      const band = input?.band;
-      const [bandFrom, bandTo] = band ? this.visibleRange(band.x) : [0, 0];
-      return {
-        name: g.name,
-        runs: g.memberIds.map((id) => this.curves.get(id)?.name ?? id),
-        points: to - from,
-        yMin,
-        yMax,
-        band: this.groupBand,
-        bandMin: band ? finiteExtent(band.lo, bandFrom, bandTo)[0] : null,
-        bandMax: band ? finiteExtent(band.hi, bandFrom, bandTo)[1] : null,
-      };
-    });
-  }
-
   private setState(state: ChartState): void {
     this.state = state;
     this.root.dataset.state = state;
   }
 
+  /** The card's data attributes and mode badge: cheap counts, written at every drawing (benchmarks watch them). */
   private writeAttributes(): void {
-    const snapshot = this.snapshot();
-    const points: Record<string, number> = {};
-    for (const s of snapshot.series) points[s.name] = s.points;
-    this.root.dataset.points = JSON.stringify(points);
-    this.root.dataset.raw = String(snapshot.raw);
-    this.root.dataset.smoothing = snapshot.smoothing ? 'on' : 'off';
-    this.root.dataset.envelope = String(snapshot.envelope);
-    if (this.groups) this.root.dataset.groups = JSON.stringify(Object.fromEntries(snapshot.groups.map((g) => [g.name, g.runs.length])));
-    else delete this.root.dataset.groups;
-    const total = snapshot.series.reduce((n, s) => n + s.points, 0);
-    this.modeBadge.textContent = total === 0 ? '' : snapshot.raw ? 'raw' : 'M4';
-    this.modeBadge.className = `badge mode ${snapshot.raw ? 'raw' : 'm4'}`;
-    this.modeBadge.title = snapshot.raw
+    const summary = cardSummary([...this.curves.values()], this.groups, this.window);
+    const { dataset } = this.root;
+    dataset.points = JSON.stringify(summary.points);
+    dataset.raw = String(summary.raw);
+    dataset.smoothing = this.layers?.smoothingOn ? 'on' : 'off';
+    dataset.envelope = String(this.layers?.envelopeOn ?? false);
+    if (summary.groups) dataset.groups = JSON.stringify(summary.groups);
+    else delete dataset.groups;
+    const { total, raw } = summary;
+    this.modeBadge.textContent = total === 0 ? '' : raw ? 'raw' : 'M4';
+    this.modeBadge.className = `badge mode ${raw ? 'raw' : 'm4'}`;
+    this.modeBadge.title = raw
       ? `all ${total} points of the visible range are drawn`
       : `${total} points drawn: first, last, min and max of every pixel column (M4), the same line as the raw data`;
   }
-}
-
-function sameWindow(a: [number, number] | null, b: [number, number] | null): boolean {
-  if (a === null || b === null) return a === b;
-  return a[0] === b[0] && a[1] === b[1];
 }

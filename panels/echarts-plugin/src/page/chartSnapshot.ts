@@ -4,7 +4,11 @@
  * and benchmarks read instead of pixels.
  */
 import type { GroupBandKind } from '../core/groups';
+import { rangeIndices } from '../core/series';
 import type { XMode } from '../types/api';
+import type { ChartSeriesInput } from '../types/chart';
+import type { GroupSpec } from './chartModel';
+import { drawnData, drawnPoints, drawnRaw, type Curve } from './curveLoading';
 
 export interface CurveSnapshot {
   name: string;
@@ -32,18 +36,6 @@ export interface GroupSnapshot {
   /** Lowest low edge and highest high edge of the band inside the visible x range. */
   bandMin: number | null;
   bandMax: number | null;
-}
-
-/** What ECharts holds now, summed up per series: for tests that must not read pixels. */
-export interface DrawnSeries {
-  id: string;
-  type: string;
-  name: string;
-  /** Points given to ECharts (gaps included). */
-  points: number;
-  lineOpacity: number | null;
-  area: boolean;
-  markLines: number;
 }
 
 export interface ChartSnapshot {
@@ -76,4 +68,84 @@ export function finiteExtent(ys: readonly number[], from: number, to: number): [
     if (y > hi) hi = y;
   }
   return hi >= lo ? [lo, hi] : [null, null];
+}
+
+/** Index range of the points inside the visible x range (all of them when not zoomed). */
+function visibleRange(xs: readonly number[], window: readonly [number, number] | null): [number, number] {
+  return window ? rangeIndices(xs, window[0], window[1]) : [0, xs.length];
+}
+
+/** One curve as the chart draws it now: read when asked (it scans the visible values), never per drawing. */
+export function curveSnapshot(curve: Curve, window: readonly [number, number] | null): CurveSnapshot {
+  const data = drawnData(curve);
+  const [from, to] = visibleRange(data.x, window);
+  const [yMin, yMax] = finiteExtent(data.y, from, to);
+  return {
+    name: curve.name,
+    project: curve.ref.project,
+    run: curve.ref.run,
+    points: to - from,
+    drawn: data.x.length,
+    raw: drawnRaw(curve),
+    yMin,
+    yMax,
+  };
+}
+
+/** The groups as drawn by the last model (its series are the groups' means and bands). */
+export function groupSnapshots(
+  groups: readonly GroupSpec[],
+  band: GroupBandKind,
+  drawn: readonly ChartSeriesInput[],
+  curveName: (id: string) => string,
+  window: readonly [number, number] | null,
+): GroupSnapshot[] {
+  const inputs = new Map(drawn.map((s) => [s.id, s]));
+  return groups.map((g) => {
+    const input = inputs.get(g.id);
+    const [from, to] = input ? visibleRange(input.data.x, window) : [0, 0];
+    const [yMin, yMax] = input ? finiteExtent(input.data.y, from, to) : [null, null];
+    const bandData = input?.band;
+    const [bandFrom, bandTo] = bandData ? visibleRange(bandData.x, window) : [0, 0];
+    return {
+      name: g.name,
+      runs: g.memberIds.map(curveName),
+      points: to - from,
+      yMin,
+      yMax,
+      band,
+      bandMin: bandData ? finiteExtent(bandData.lo, bandFrom, bandTo)[0] : null,
+      bandMax: bandData ? finiteExtent(bandData.hi, bandFrom, bandTo)[1] : null,
+    };
+  });
+}
+
+/** What a chart card writes on itself at every drawing: counts by binary search only, no scan of the values. */
+export interface CardSummary {
+  /** Points inside the visible x range, per curve name. */
+  points: Record<string, number>;
+  total: number;
+  raw: boolean;
+  /** Runs per group name; null when not grouping. */
+  groups: Record<string, number> | null;
+}
+
+export function cardSummary(
+  curves: readonly Curve[],
+  groups: readonly GroupSpec[] | null,
+  window: readonly [number, number] | null,
+): CardSummary {
+  const points: Record<string, number> = {};
+  let total = 0;
+  for (const curve of curves) {
+    const n = drawnPoints(curve, window);
+    points[curve.name] = n;
+    total += n;
+  }
+  return {
+    points,
+    total,
+    raw: curves.length > 0 && curves.every(drawnRaw),
+    groups: groups ? Object.fromEntries(groups.map((g) => [g.name, g.memberIds.length])) : null,
+  };
 }

@@ -4,7 +4,8 @@ import { runKey, sameRun, type RunRef } from '../core/runs';
 import type { LiveHistogramMessage, LiveTextsMessage } from '../types/api';
 import type { ChartTheme } from '../types/chart';
 import type { ApiClient } from './api';
-import { clear, coalesce, el } from './dom';
+import { clear, el } from './dom';
+import { coalesce } from '../utils/timers';
 import { HistogramView } from './histogramView';
 import { TextLogView } from './textLogView';
 

@@ -1,5 +1,6 @@
 import type { RunRef } from '../core/runs';
-import type { ChartSnapshot, DrawnSeries } from './chartSnapshot';
+import type { DrawnSeries } from '../host/drawnSeries';
+import type { ChartSnapshot } from './chartSnapshot';
 import type { LiveState } from './liveSocket';
 
 /** What browser tests can read without looking at canvas pixels: copies, never live objects. */
@@ -16,8 +17,10 @@ export interface CurvestreamTestView {
   readonly zoom: [number, number] | null;
 }
 
+/** Everything is computed when read: a chart's snapshot scans its values, so nothing is kept up to date per drawing. */
 export interface TestHookSource {
   charts(): ChartSnapshot[];
+  chart(key: string): ChartSnapshot | null;
   drawnSeries(key: string): DrawnSeries[] | null;
   selected(): RunRef[];
   runs(): { project: string; run: string; state: string }[];
@@ -45,7 +48,7 @@ export function installTestHooks(source: TestHookSource): void {
       return frozenCopy(source.charts());
     },
     chart(key: string) {
-      return frozenCopy(source.charts().find((c) => c.key === key) ?? null);
+      return frozenCopy(source.chart(key));
     },
     drawnSeries(key: string) {
       return frozenCopy(source.drawnSeries(key));

@@ -1,11 +1,12 @@
-import { DETAIL } from '../constants/defaults';
+import { DETAIL, TIMING } from '../constants/defaults';
 import { TEST_IDS } from '../constants/testIds';
 import { formatStep, formatTime } from '../core/format';
 import { sameRun, type RunRef } from '../core/runs';
 import { filterTexts, mergeTexts, newestTextMs, TEXT_LEVELS, textLevel, type TextFilter, type TextMerge } from '../core/texts';
 import type { ApiText } from '../types/api';
 import type { ApiClient } from './api';
-import { clear, debounce, el } from './dom';
+import { clear, el } from './dom';
+import { debounce } from '../utils/timers';
 
 interface ShownRow {
   row: ApiText;
@@ -42,7 +43,7 @@ export class TextLogView {
       'data-testid': TEST_IDS.textSearch,
       'aria-label': 'Filter text lines',
     });
-    this.search.addEventListener('input', debounce(() => this.update({ search: this.search.value }), 150));
+    this.search.addEventListener('input', debounce(() => this.update({ search: this.search.value }), TIMING.filterTypingMs));
     this.level = el(
       'select',
       { 'data-testid': TEST_IDS.textLevel, 'aria-label': 'Lowest level', title: 'Lowest level shown' },

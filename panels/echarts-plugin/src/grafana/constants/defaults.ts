@@ -17,10 +17,5 @@ export const DEFAULT_OPTIONS: Readonly<PanelOptions> = Object.freeze({
 /** The panel version whose options the migration handler reads: the first release. */
 export const FIRST_RELEASE = '0.1.0';
 
-export const TIMING = {
-  /** Wait after the last zoom gesture before telling the dashboard (a wheel sends many events). */
-  zoomDebounceMs: 250,
-};
-
 /** Labels whose values the bridge writes percent-encoded (`%`, `\` and control characters). */
 export const CURVESTREAM_TAGS: readonly string[] = ['project', 'run', 'metric'];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildChartOption, buildDataUpdate, computeLayers, type CurveChartOption } from '../../core/options';
+import { computeLayers } from '../../core/layers';
+import { buildChartOption, buildDataUpdate, type CurveChartOption } from '../../core/options';
 import { LIGHT_THEME } from '../../core/theme';
 import { DEFAULT_OPTIONS } from '../constants/defaults';
 import type { HeldCurve } from '../types/curves';

@@ -1,9 +1,12 @@
 import { ThemeContext, type PanelProps } from '@grafana/data';
 import { createElement, useContext, useEffect, useMemo, useRef } from 'react';
+import { TIMING } from '../../../constants/defaults';
 import { plotWidthPx } from '../../../core/options';
 import { resolveTimeZone } from '../../../core/timeZone';
+import { ChartHost } from '../../../host/chartHost';
 import type { ChartTheme, TimeZone } from '../../../types/chart';
 import { TEST_IDS } from '../../constants/testIds';
+import { init } from '../../echarts';
 import type { UpdateKind } from '../../types/curves';
 import type { PanelOptions } from '../../types/options';
 import { chartModel, pointsInView } from '../../utils/chartModel';
@@ -13,7 +16,6 @@ import { labelsAsScopedVars } from '../../utils/labels';
 import { normalizeOptions } from '../../utils/migration';
 import { chartThemeFromGrafana } from '../../utils/theme';
 import { timeRangeOf } from '../../utils/zoom';
-import { ChartHost } from './chartHost';
 import { panelCss } from './styles';
 
 /** What the panel keeps between renders, outside React state (drawing never re-renders React). */
@@ -87,11 +89,15 @@ export function CurvesPanel(props: PanelProps<PanelOptions>) {
 
   // one ECharts instance for the panel's life
   useEffect(() => {
-    const host = new ChartHost(chartRef.current!, (window) => {
-      state.window = window;
-      const { options: o, onChangeTimeRange } = latest.current;
-      if (window && o.xAxis === 'time' && o.zoomSetsTimeRange) onChangeTimeRange(timeRangeOf(window));
-      draw('data');
+    const host = new ChartHost(chartRef.current!, {
+      init,
+      zoomSettleMs: TIMING.panelZoomSettleMs,
+      onUserZoom: (window) => {
+        state.window = window;
+        const { options: o, onChangeTimeRange } = latest.current;
+        if (window && o.xAxis === 'time' && o.zoomSetsTimeRange) onChangeTimeRange(timeRangeOf(window));
+        draw('data');
+      },
     });
     hostRef.current = host;
     // a new instance has no option yet: the data effect (run after this one) sets the full option

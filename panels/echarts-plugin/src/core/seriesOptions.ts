@@ -1,0 +1,181 @@
+/** The ECharts series of every curve of a chart: raw line, smoothed line, band, non-finite markers. */
+import type { LineSeriesOption, ScatterSeriesOption } from 'echarts/charts';
+import type { ChartModel } from '../types/chart';
+import { markerOptions } from './alerts';
+import type { Envelope } from './envelope';
+import type { ChartLayers, SeriesLayers } from './layers';
+import type { YRange } from './yRange';
+
+/** The ECharts series ids drawn for one curve. */
+export function seriesIds(id: string) {
+  return {
+    raw: `${id}|raw`,
+    smooth: `${id}|smooth`,
+    envelopeLow: `${id}|env-lo`,
+    envelopeHigh: `${id}|env-hi`,
+    nonFinite: `${id}|non-finite`,
+  };
+}
+
+type Pair = [number, number | null];
+
+/** A value as ECharts should draw it: null (a gap) for non-finite values and, on log, for values ≤ 0. */
+function drawable(y: number, log: boolean): number | null {
+  if (!Number.isFinite(y)) return null;
+  if (log && y <= 0) return null;
+  return y;
+}
+
+function linePairs(xs: readonly number[], ys: readonly number[], log: boolean): Pair[] {
+  const out = new Array<Pair>(xs.length);
+  for (let i = 0; i < xs.length; i++) out[i] = [xs[i]!, drawable(ys[i]!, log)];
+  return out;
+}
+
+interface MarkerItem {
+  value: [number, number];
+  name: string;
+  symbol: string;
+  symbolRotate: number;
+}
+
+/** Non-finite points as markers on the plot's edge: +Inf top, -Inf bottom, NaN top (diamond). */
+function markerItems(layers: SeriesLayers, yRange: YRange): MarkerItem[] {
+  const { x, y } = layers.input.data;
+  const out: MarkerItem[] = [];
+  for (let i = 0; i < y.length; i++) {
+    const v = y[i]!;
+    if (Number.isFinite(v)) continue;
+    if (Number.isNaN(v)) out.push({ value: [x[i]!, yRange.max], name: 'NaN', symbol: 'diamond', symbolRotate: 0 });
+    else if (v > 0) out.push({ value: [x[i]!, yRange.max], name: '+Inf', symbol: 'triangle', symbolRotate: 0 });
+    else out.push({ value: [x[i]!, yRange.min], name: '-Inf', symbol: 'triangle', symbolRotate: 180 });
+  }
+  return out;
+}
+
+/** The band as two stacked lines: the low edge, then (high − low) stacked on it. */
+function envelopePairs(envelope: Envelope | null, log: boolean, floor: number): { low: Pair[]; high: Pair[] } {
+  const low: Pair[] = [];
+  const high: Pair[] = [];
+  if (!envelope) return { low, high };
+  for (let i = 0; i < envelope.x.length; i++) {
+    let lo = envelope.lo[i]!;
+    const hi = envelope.hi[i]!;
+    if (log) {
+      if (hi <= 0) continue;
+      if (lo <= 0) lo = floor;
+    }
+    low.push([envelope.x[i]!, lo]);
+    high.push([envelope.x[i]!, hi - lo]);
+  }
+  return { low, high };
+}
+
+/** Only one value to draw: no line can show it. */
+function lonePoint(pairs: readonly Pair[]): boolean {
+  let drawn = 0;
+  for (const [, y] of pairs) if (y !== null && ++drawn > 1) return false;
+  return drawn === 1;
+}
+
+/**
+ * The series of every curve: raw, smoothed, band, markers. Drawing order comes
+ * from `z` (band under raw under smoothed under markers); the raw line is
+ * listed first because the zoom slider draws its data shadow from the first series.
+ */
+export function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolean): (LineSeriesOption | ScatterSeriesOption)[] {
+  const log = model.settings.logY;
+  const out: (LineSeriesOption | ScatterSeriesOption)[] = [];
+  for (const s of layers.series) {
+    const { id, name, color, data } = s.input;
+    const ids = seriesIds(id);
+    const band = envelopePairs(s.envelope, log, layers.yRange.min);
+    const markers = markerItems(s, layers.yRange);
+    const smooth = s.smoothed ? linePairs(data.x, s.smoothed, log) : [];
+    const raw = linePairs(data.x, data.y, log);
+    // markers given (even none) replace the marks drawn before; absent = the curve has no marker source
+    const marks = s.input.markers === undefined ? {} : markerOptions(s.input.markers, log);
+    // a line needs two points: a curve with a single value shows it as a dot
+    const dots = lonePoint(raw);
+    const rawSymbols = { symbol: dots ? 'circle' : 'none', showSymbol: dots, symbolSize: 5 };
+    if (!withStyle) {
+      out.push(
+        {
+          id: ids.raw,
+          type: 'line',
+          data: raw,
+          lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
+          ...rawSymbols,
+          ...marks,
+        },
+        { id: ids.smooth, type: 'line', data: smooth },
+        { id: ids.envelopeLow, type: 'line', data: band.low },
+        { id: ids.envelopeHigh, type: 'line', data: band.high },
+        { id: ids.nonFinite, type: 'scatter', data: markers, large: markers.length > 2000 },
+      );
+      continue;
+    }
+    const line = {
+      type: 'line' as const,
+      name,
+      color,
+      showSymbol: false,
+      symbol: 'none',
+      // The bridge already downsampled exactly (M4): ECharts' own sampling would drop spikes.
+      sampling: 'none' as const,
+      progressive: 0,
+      connectNulls: false,
+      animation: false,
+      emphasis: { disabled: true },
+      z: 2,
+    };
+    out.push(
+      {
+        ...line,
+        id: ids.raw,
+        data: raw,
+        lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
+        ...rawSymbols,
+        ...marks,
+      },
+      { ...line, id: ids.smooth, data: smooth, lineStyle: { color, width: 2 }, z: 3 },
+      {
+        ...line,
+        id: ids.envelopeLow,
+        data: band.low,
+        stack: `${id}|env`,
+        stackStrategy: 'all',
+        lineStyle: { opacity: 0 },
+        silent: true,
+        z: 1,
+      },
+      {
+        ...line,
+        id: ids.envelopeHigh,
+        data: band.high,
+        stack: `${id}|env`,
+        stackStrategy: 'all',
+        lineStyle: { opacity: 0 },
+        areaStyle: { color, opacity: 0.14 },
+        silent: true,
+        z: 1,
+      },
+      {
+        id: ids.nonFinite,
+        type: 'scatter',
+        name,
+        color,
+        data: markers,
+        symbolSize: 8,
+        large: markers.length > 2000,
+        largeThreshold: 2000,
+        progressiveThreshold: 5000,
+        animation: false,
+        emphasis: { disabled: true },
+        itemStyle: { color, opacity: 1 },
+        z: 4,
+      },
+    );
+  }
+  return out;
+}

@@ -1,0 +1,91 @@
+import type { init as initECharts, EChartsType } from 'echarts/core';
+import { computeLayers, type ChartLayers } from '../core/layers';
+import { buildChartOption, buildDataUpdate, GRID, zoomWindowOption } from '../core/options';
+import { extentOf } from '../core/series';
+import type { ChartModel, ChartSettings } from '../types/chart';
+import { debounce } from '../utils/timers';
+import { summarizeSeries, type DrawnSeries } from './drawnSeries';
+import { zoomEdgesReadable, zoomWindow } from './zoom';
+
+export interface ChartHostOptions {
+  /** ECharts' `init`, from the host's own registration of the parts it draws with. */
+  init: typeof initECharts;
+  /** How long the zoom must rest before it is reported: a wheel gesture sends many events. */
+  zoomSettleMs: number;
+  /** The user zoomed: the window in x values, clamped to the data, or null for all of it. */
+  onUserZoom(window: [number, number] | null): void;
+}
+
+/**
+ * One ECharts instance, shared by the bridge's page and the Grafana panel:
+ * created once per element, given a full option when the chart's structure
+ * changes and only data otherwise (a live frame never rebuilds the chart),
+ * resized with its element, disposed when its owner goes. It reads the
+ * user's zooms as x windows.
+ */
+export class ChartHost {
+  private readonly chart: EChartsType;
+  /** The x extent of what was drawn last: a zoom is read against it. */
+  private extent: [number, number] | null = null;
+  /** Settings of the last full option: which zoom components the chart has. */
+  private zoomSettings: Pick<ChartSettings, 'zoomSlider'> = {};
+  private readonly zoomSettled: ReturnType<typeof debounce<[]>>;
+
+  constructor(
+    element: HTMLElement,
+    private readonly options: ChartHostOptions,
+  ) {
+    this.chart = options.init(element, null, { renderer: 'canvas' });
+    this.zoomSettled = debounce(() => this.reportZoom(), options.zoomSettleMs);
+    this.chart.on('datazoom', () => this.zoomSettled());
+  }
+
+  /** ECharts' own id of the instance: the same for as long as the host lives. */
+  get instanceId(): string {
+    return this.chart.id;
+  }
+
+  /**
+   * Draw a model: `full` sets the whole option (runs, axis mode or settings
+   * changed), otherwise only the data, the y bounds and the tooltip change.
+   */
+  draw(model: ChartModel, full: boolean, layers: ChartLayers = computeLayers(model)): ChartLayers {
+    if (full) {
+      // the slider may come or go with the options: dataZoom is replaced too (ids keep the wheel zoom)
+      this.chart.setOption(buildChartOption(model, layers), { replaceMerge: ['series', 'dataZoom'] });
+      this.zoomSettings = model.settings;
+    } else {
+      this.chart.setOption(buildDataUpdate(model, layers));
+    }
+    this.extent = extentOf(model.series.map((s) => s.data.x));
+    return layers;
+  }
+
+  /** Show a window (or everything) without reporting it as the user's zoom. */
+  showWindow(window: [number, number] | null): void {
+    this.chart.setOption(zoomWindowOption(this.zoomSettings, window));
+  }
+
+  resize(): void {
+    this.chart.resize();
+  }
+
+  /** The series ECharts holds now. */
+  drawnSeries(): DrawnSeries[] {
+    return summarizeSeries(this.chart.getOption() as { series?: Record<string, unknown>[] } | undefined);
+  }
+
+  dispose(): void {
+    this.zoomSettled.cancel();
+    this.chart.dispose();
+  }
+
+  /** The x values at the plot's edges after the user zoomed; edges that tell nothing are not reported. */
+  private reportZoom(): void {
+    if (this.chart.isDisposed()) return;
+    const at = (px: number) => Number((this.chart.convertFromPixel({ gridIndex: 0 }, [px, 0]) as number[] | undefined)?.[0]);
+    const edges: [number, number] = [at(GRID.left), at(this.chart.getWidth() - GRID.right)];
+    if (!zoomEdgesReadable(edges, this.extent)) return;
+    this.options.onUserZoom(zoomWindow(edges, this.extent));
+  }
+}
