@@ -94,26 +94,9 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 
 def _progress(label: str, total: int, unit: str = "batches") -> "callable":
-    tty = sys.stderr.isatty()
-    last = [0.0]
+    from curvestream.progress import WaitProgress
 
-    def show(left: int) -> None:
-        now = time.monotonic()
-        if left and now - last[0] < 0.2:
-            return
-        last[0] = now
-        done = max(0, total - left)
-        width = 30
-        filled = int(width * done / total) if total else width
-        bar = "#" * filled + "-" * (width - filled)
-        line = f"{label} [{bar}] {done}/{total} {unit}"
-        if tty:
-            sys.stderr.write("\r" + line + ("\n" if not left else ""))
-        elif not left:
-            sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-
-    return show
+    return WaitProgress(label, total, unit=unit)
 
 
 def cmd_sync(args: argparse.Namespace) -> int:

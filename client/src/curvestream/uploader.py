@@ -76,6 +76,10 @@ class _Tracked:
             if s.records and not self.committed.covers(s.first_seq, s.last_seq)
         ]
 
+    def uncommitted(self) -> int:
+        """Batches in the spool that no commit names yet (counted one by one, so progress inside a segment shows)."""
+        return sum(last - first + 1 - self.committed.count_within(first, last) for first, last in self.outstanding())
+
 
 class Uploader:
     def __init__(
@@ -155,10 +159,7 @@ class Uploader:
         return tracked is not None and tracked.committed.covers(first, last)
 
     def outstanding_batches(self) -> int:
-        total = 0
-        for tracked in list(self._tracked.values()):
-            total += sum(last - first + 1 for first, last in tracked.outstanding())
-        return total
+        return sum(tracked.uncommitted() for tracked in list(self._tracked.values()))
 
     @property
     def channel(self) -> Channel:
@@ -281,23 +282,25 @@ class Uploader:
         return False
 
     # ------------------------------------------------------------------ waiting
-    def wait_committed(self, producer_ids: list[bytes], deadline: float,
-                       on_progress: Callable[[int], None] | None = None) -> bool:
-        """Block until every spooled batch of these producers is committed, or the deadline."""
+    def wait_committed(self, producer_ids: list[bytes], deadline: float = float("inf"),
+                       on_progress: Callable[[int], None] | None = None, stall_s: float | None = None) -> bool:
+        """Block until every spooled batch of these producers is committed; False at the
+        deadline, or once ``stall_s`` seconds pass without a single new commit."""
+        fewest, progressed_at = None, self._clock()
         while True:
-            left = sum(
-                sum(last - first + 1 for first, last in self._tracked[p].outstanding())
-                for p in producer_ids
-                if p in self._tracked
-            )
+            left = sum(self._tracked[p].uncommitted() for p in producer_ids if p in self._tracked)
             if on_progress is not None:
                 on_progress(left)
             if left == 0:
                 return True
-            remaining = deadline - self._clock()
+            now = self._clock()
+            if fewest is None or left < fewest:
+                fewest, progressed_at = left, now
+            remaining = deadline - now
+            if stall_s is not None:
+                remaining = min(remaining, progressed_at + stall_s - now)
             if remaining <= 0:
                 return False
             self.wake()
             with self.progress:
                 self.progress.wait(min(remaining, 0.2))
-
