@@ -147,7 +147,8 @@ def create_app(bridge: "Bridge") -> FastAPI:
             wanted.append(r)
         # a finished run whose tail is still in its trainer's spool: how many batches are missing
         pending = await in_thread(lambda: [bridge.tails.pending_batches(r.project, r.run) for r in wanted])
-        out = [{**r.to_json(), "pending_batches": p} for r, p in zip(wanted, pending)]
+        out = [{**r.to_json(), "pending_batches": p, **_clock_json(bridge.ingest.clocks.of_run(r.project, r.run))}
+               for r, p in zip(wanted, pending)]
         return {"runs": out}
 
     @app.get("/api/v1/runs/{project}/{run}/metrics", tags=["runs"], dependencies=[Depends(can_read)])
@@ -250,6 +251,11 @@ def create_app(bridge: "Bridge") -> FastAPI:
                     "</code> in panels/echarts-plugin), then restart. The API is at <a href='/docs'>/docs</a>.</p>")
 
     return app
+
+
+def _clock_json(clock: tuple[float, float] | None) -> dict[str, float | None]:
+    offset, correction = clock if clock is not None else (None, None)
+    return {"clock_offset_s": offset, "clock_correction_s": correction}
 
 
 def _config_matches(config: dict[str, Any], dotted: str, wanted: str) -> bool:

@@ -122,7 +122,7 @@ class Run:
                 will=(Topics.status(self.project, self.name), self._status(run_pb2.RUN_STATE_LOST).SerializeToString()),
                 on_connected=self._announce,
             )
-            self.uploader = Uploader(settings, self.link, http)
+            self.uploader = Uploader(settings, self.link, http, wall_clock_ns=clock_ns)
             self.uploader.on_freed = self._space_freed
             self.uploader.track(self.spool)
             for spool in self._adopt_leftovers():
@@ -260,7 +260,7 @@ class Run:
         recorder = getattr(self, "recorder", None)
         return run_pb2.RunStatus(
             version=1, project=self.project, run=self.name, state=state, reason=reason,
-            updated_ns=time.time_ns(), producer_id=self.producer_id,
+            updated_ns=self._time_ns(), producer_id=self.producer_id,
             last_seq=recorder.stats.last_seq if recorder is not None else 0,
         )
 
@@ -330,7 +330,7 @@ class Run:
             if self.uploader is not None and self.link is not None:
                 producers = [self.spool.producer_id] + [s.producer_id for s in self._adopted]
                 self.uploader.wait_committed(producers, on_progress=self._finish_progress(), stall_s=stall_s)
-                final_status.updated_ns = time.time_ns()
+                final_status.updated_ns = self._time_ns()
                 final_status.last_seq = self.recorder.stats.last_seq
                 self.link.publish_and_wait(Topics.status(self.project, self.name),
                                            final_status.SerializeToString(), retain=True, timeout=2.0)

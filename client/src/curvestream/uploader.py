@@ -34,7 +34,7 @@ from curvestream_wire.topics import Topics
 from curvestream_wire.seqset import SeqSet
 from curvestream.settings import Settings
 from curvestream.spool import RECORD_HEAD_SIZE, Spool
-from curvestream_wire.v1 import run_pb2
+from curvestream_wire.v1 import batch_pb2, run_pb2
 
 __all__ = ["Uploader", "Channel", "UploadStats"]
 
@@ -88,12 +88,14 @@ class Uploader:
         link: MqttLink | None,
         http: BridgeHttp | None,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock_ns: Callable[[], int] = time.time_ns,
     ) -> None:
         self.settings = settings
         self.link = link
         self.http = http
         self.stats = UploadStats()
         self._clock = clock
+        self._wall_clock_ns = wall_clock_ns
         self._tracked: dict[bytes, _Tracked] = {}
         self._commits: collections.deque[run_pb2.Commit] = collections.deque()
         self._wake = threading.Event()
@@ -257,7 +259,7 @@ class Uploader:
 
     def _send_one(self, t: _Tracked, channel: Channel, seq: int, payload: bytes, now: float) -> bool:
         """Hand one batch to the channel's exporter; False when the channel failed."""
-        outcome = self._exporters[channel].export(t.topic, payload)
+        outcome = self._exporters[channel].export(t.topic, payload + self._sent_now())
         if outcome.result is ExportResult.SUCCESS:
             if channel is Channel.MQTT:
                 t.inflight[seq] = now
@@ -280,6 +282,11 @@ class Uploader:
             self._http_retry_at = now + delay
             log.debug("curvestream: direct write failed, retrying in %.1fs: %s", delay, outcome.detail)
         return False
+
+    def _sent_now(self) -> bytes:
+        """The send time as a serialized ``sent_ns`` field: appended to a spooled batch, it sets
+        that field (protobuf merges concatenated messages), without decoding the batch."""
+        return batch_pb2.Batch(sent_ns=self._wall_clock_ns()).SerializeToString()
 
     # ------------------------------------------------------------------ waiting
     def wait_committed(self, producer_ids: list[bytes], deadline: float = float("inf"),
