@@ -166,3 +166,17 @@ def test_waiting_for_commits_returns_once_everything_is_committed(setup):
     up.on_commit(commit(1, 10))
     up.pump()
     assert up.wait_committed([PID], stall_s=0.0) is True
+
+
+def test_a_clock_far_behind_the_bridges_is_reported_once(tmp_path, caplog):
+    year_ns = 365 * 24 * 3600 * 10**9
+    clock = Clock()
+    settings = Settings(spool_dir=str(tmp_path))
+    up = Uploader(settings, FakeLink(clock), None, clock=clock, wall_clock_ns=lambda: 10**18)  # type: ignore[arg-type]
+    for _ in range(3):
+        up.on_commit(run_pb2.Commit(producer_id=PID, committed_ns=10**18 + year_ns))
+    with caplog.at_level("WARNING", logger="curvestream.uploader"):
+        up.pump()
+    assert up.stats.clock_behind_s == year_ns / 1e9
+    warnings = [r.getMessage() for r in caplog.records if "clock" in r.getMessage()]
+    assert len(warnings) == 1 and "31536000 s behind the bridge's" in warnings[0]

@@ -40,6 +40,8 @@ __all__ = ["Uploader", "Channel", "UploadStats"]
 
 log = logging.getLogger("curvestream.uploader")
 
+CLOCK_WARN_S = 300.0  # the bridge's default clock_skew_tolerance_s
+
 
 class Channel(enum.Enum):
     NONE = "none"
@@ -56,6 +58,7 @@ class UploadStats:
     resends: int = 0
     http_errors: int = 0
     last_error: str = ""
+    clock_behind_s: float = 0.0  # the bridge's clock minus this machine's, at the last commit (network delay included)
 
 
 @dataclasses.dataclass
@@ -96,6 +99,7 @@ class Uploader:
         self.stats = UploadStats()
         self._clock = clock
         self._wall_clock_ns = wall_clock_ns
+        self._clock_warned = False
         self._tracked: dict[bytes, _Tracked] = {}
         self._commits: collections.deque[run_pb2.Commit] = collections.deque()
         self._wake = threading.Event()
@@ -216,6 +220,7 @@ class Uploader:
         changed = False
         while self._commits:
             commit = self._commits.popleft()
+            self._compare_clocks(commit)
             tracked = self._tracked.get(commit.producer_id)
             if tracked is None:
                 continue
@@ -233,6 +238,16 @@ class Uploader:
         if changed:
             with self.progress:
                 self.progress.notify_all()
+
+    def _compare_clocks(self, commit: run_pb2.Commit) -> None:
+        if not commit.committed_ns:
+            return
+        self.stats.clock_behind_s = (commit.committed_ns - self._wall_clock_ns()) / 1e9
+        if abs(self.stats.clock_behind_s) > CLOCK_WARN_S and not self._clock_warned:
+            self._clock_warned = True
+            log.warning("curvestream: this machine's clock is %.0f s %s the bridge's; the bridge corrects the "
+                        "times of points from a clock that far off (docs/clock-skew.md)",
+                        abs(self.stats.clock_behind_s), "behind" if self.stats.clock_behind_s > 0 else "ahead of")
 
     def _send_from(self, t: _Tracked, channel: Channel, now: float) -> bool:
         """Send what the window allows; False when the channel failed (stop this round)."""
