@@ -41,9 +41,12 @@ TRAINER = textwrap.dedent("""
 """)
 
 
+def row(bridge: BridgeProcess) -> dict:
+    return next((r for r in get_json(bridge.url, "/api/v1/runs")["runs"] if r["run"] == "r1"), {})
+
+
 def pending(bridge: BridgeProcess) -> object:
-    row = next((r for r in get_json(bridge.url, "/api/v1/runs")["runs"] if r["run"] == "r1"), None)
-    return None if row is None else row.get("pending_batches")
+    return row(bridge).get("pending_batches")
 
 
 def retried(fn: Callable[[], T], attempts: int = 10) -> T:
@@ -78,9 +81,14 @@ def main() -> None:
             ran = time.perf_counter() - t0
             print(f"script: {args.steps:,} steps x 3 keys, returned after {ran:.1f} s", flush=True)
             # the API's answers at the moment the script returned (queries into a busy InfluxDB may be slow)
-            marked = retried(lambda: pending(bridge))
+            then = retried(lambda: row(bridge))
             stored = retried(lambda: sum(metric_counts(bridge.url, "tail", "r1").values()))
-            print(f"pending_batches then: {marked}; stored: {stored:,} of {3 * args.steps:,} points", flush=True)
+            print(f"then: state {then.get('state')}, pending_batches {then.get('pending_batches')}; "
+                  f"stored {stored:,} of {3 * args.steps:,} points", flush=True)
+            if stored < 3 * args.steps:
+                # the final status reaches the bridge behind what the broker still holds for it
+                wait_until(lambda: row(bridge).get("state") == "finished", 600, "the final status")
+                print(f"once the bridge has the final status: pending_batches {pending(bridge)}", flush=True)
             if stored < 3 * args.steps:
                 env.update(CURVESTREAM_MQTT_URL=broker.url, CURVESTREAM_BRIDGE_URL="")
                 t1 = time.perf_counter()
