@@ -43,6 +43,6 @@ def test_a_log_gets_a_sentence_every_few_seconds_and_a_short_wait_gets_nothing()
     for t, left in ((0.5, 9), (1.5, 8), (3.0, 7), (7.0, 5), (8.0, 0)):
         clock.now = t
         show(left)
-    assert out.getvalue().splitlines() == ["run p/r: 8 batches (~80 points) still to commit",
-                                           "run p/r: 5 batches (~50 points) still to commit",
-                                           "run p/r: all 9 batches committed"]
+    assert out.getvalue().splitlines() == ["run p/r: 8 of 9 batches left (~80 points)",
+                                           "run p/r: 5 of 9 batches left (~50 points)",
+                                           "run p/r: all 9 batches done"]
