@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Callable, Iterator
 
@@ -147,9 +148,16 @@ class ServerProcess:
 class Mosquitto(ServerProcess):
     name = "mosquitto"
 
-    def __init__(self, workdir: pathlib.Path, max_queued: int = 100000) -> None:
+    def __init__(self, workdir: pathlib.Path, max_queued: int = 100000, password_file: pathlib.Path | None = None,
+                 acl_file: pathlib.Path | None = None) -> None:
+        """With ``password_file`` (and ``acl_file``): no anonymous access, accounts and their ACL as in compose/."""
         super().__init__(workdir)
         self.binary = require_binary("mosquitto", "mosquitto")
+        access = "allow_anonymous true\n"
+        if password_file is not None:
+            access = f"allow_anonymous false\npassword_file {password_file}\n"
+        if acl_file is not None:
+            access += f"acl_file {acl_file}\n"
         data = workdir / "data"
         data.mkdir(parents=True, exist_ok=True)
         self.conf = workdir / "mosquitto.conf"
@@ -157,8 +165,8 @@ class Mosquitto(ServerProcess):
             # started as root, mosquitto would drop to its own user, who cannot read pytest's private temp dirs
             ("user root\n" if os.geteuid() == 0 else "")
             + f"listener {self.port} 127.0.0.1\n"
-            "allow_anonymous true\n"
-            "persistence true\n"
+            + access
+            + "persistence true\n"
             f"persistence_location {data}/\n"
             "autosave_interval 1\n"
             "log_dest stdout\n"
@@ -174,6 +182,9 @@ class Mosquitto(ServerProcess):
     @property
     def url(self) -> str:
         return f"mqtt://127.0.0.1:{self.port}"
+
+    def url_for(self, user: str, password: str) -> str:
+        return f"mqtt://{urllib.parse.quote(user, safe='')}:{urllib.parse.quote(password, safe='')}@127.0.0.1:{self.port}"
 
 
 class Influxd(ServerProcess):

@@ -8,7 +8,8 @@ import subprocess
 import sys
 import textwrap
 
-from page_helpers import duckdb_bridge, open_page, rows_of_runs, start_run, wait_stored
+import curvestream
+from page_helpers import duckdb_bridge, open_page, rows_of_runs, start_run, stored_counts, wait_stored
 from servers import wait_until
 
 KILLED_TRAINER = textwrap.dedent("""
@@ -70,4 +71,35 @@ def test_the_runs_table_shows_each_runs_state_and_filters_by_search_tag_and_conf
             killed.wait(10)
         killed.stdout.close()
         going.finish()
+    assert not page.page_errors, page.page_errors
+
+
+def test_a_finished_run_whose_tail_waits_in_the_spool_is_marked_pending_until_the_rest_arrives(
+        page, bridge_factory, mosquitto, spool_dir, tmp_path):
+    bridge = duckdb_bridge(bridge_factory, tmp_path, mosquitto)
+    run = curvestream.init(project="tail-page", run="r1", mqtt_url=mosquitto.url, bridge_url="",
+                           spool_dir=str(spool_dir), finish_timeout_ms=1500, max_batch_points=500,
+                           max_inflight_batches=4)
+    for step in range(10_000):
+        run.log({"loss": 1.0 / (step + 1)}, step=step)
+    wait_until(lambda: stored_counts(bridge, "tail-page", "r1").get("loss", 0) > 0, 60, "the first points stored")
+    os.kill(bridge.pid, signal.SIGSTOP)  # the store path stalls: finish() gives up after 1.5 s without a commit
+    try:
+        assert run.finish().batches_left_in_spool > 0
+    finally:
+        os.kill(bridge.pid, signal.SIGCONT)
+    open_page(page, bridge)
+    badge = page.locator('[data-testid="run-row"][data-run="r1"][data-project="tail-page"] [data-testid="run-state"]')
+    wait_until(lambda: int(badge.get_attribute("data-pending")) > 0, 30, "the run marked pending")
+    pending = int(badge.get_attribute("data-pending"))
+    assert badge.text_content() == f"finished · {pending} batches pending"
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CURVESTREAM_")}
+    env.update(CURVESTREAM_MQTT_URL=mosquitto.url, CURVESTREAM_BRIDGE_URL="")
+    sync = subprocess.run([sys.executable, "-m", "curvestream.cli", "sync", str(spool_dir)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert sync.returncode == 0, sync.stderr
+    wait_stored(bridge, "tail-page", "r1", {"loss": 10_000})
+    wait_until(lambda: rows_of_runs(page, "tail-page") == {"r1": "finished"}, 30, "the mark gone, without a reload")
+    assert badge.get_attribute("data-pending") == "0"
     assert not page.page_errors, page.page_errors

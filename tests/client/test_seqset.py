@@ -28,3 +28,10 @@ def test_covers_and_contiguous_prefix():
     assert s.contiguous_from(1) == 3
     s.add(4, 4)
     assert s.ranges() == [(1, 9)]
+
+
+def test_count_within_counts_only_the_members_inside_the_range():
+    s = SeqSet([(1, 3), (5, 9), (20, 20)])
+    assert s.count_within(1, 20) == 9
+    assert s.count_within(2, 6) == 4
+    assert s.count_within(10, 19) == 0

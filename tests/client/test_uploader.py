@@ -140,3 +140,43 @@ def test_a_rejected_commit_over_mqtt_lets_the_batch_go(setup):
     up.pump()
     assert up.stats.batches_rejected == 4
     assert [s for _, s in link.sent][4:] == [5, 6, 7, 8]
+
+
+def test_waiting_for_commits_goes_on_while_they_advance_and_gives_up_only_after_a_stall(setup):
+    clock, spool, link, http, up = setup
+    seen: list[int] = []
+
+    def on_progress(left: int) -> None:  # each look at the spool: 10 s later, one more commit for the first 6
+        seen.append(left)
+        if len(seen) <= 6:
+            up.on_commit(commit(len(seen), len(seen)))
+        up.pump()
+        clock.now += 10
+
+    started = clock.now
+    assert up.wait_committed([PID], on_progress=on_progress, stall_s=25) is False
+    assert seen[:7] == [10, 9, 8, 7, 6, 5, 4]  # counted batch by batch, inside one segment
+    assert clock.now - started > 60  # far past the 25 s, because commits kept coming
+    assert seen[-3:] == [4, 4, 4] and len(seen) == 10  # then 25 s without one: given up
+    assert up.outstanding_batches() == 4
+
+
+def test_waiting_for_commits_returns_once_everything_is_committed(setup):
+    clock, spool, link, http, up = setup
+    up.on_commit(commit(1, 10))
+    up.pump()
+    assert up.wait_committed([PID], stall_s=0.0) is True
+
+
+def test_a_clock_far_behind_the_bridges_is_reported_once(tmp_path, caplog):
+    year_ns = 365 * 24 * 3600 * 10**9
+    clock = Clock()
+    settings = Settings(spool_dir=str(tmp_path))
+    up = Uploader(settings, FakeLink(clock), None, clock=clock, wall_clock_ns=lambda: 10**18)  # type: ignore[arg-type]
+    for _ in range(3):
+        up.on_commit(run_pb2.Commit(producer_id=PID, committed_ns=10**18 + year_ns))
+    with caplog.at_level("WARNING", logger="curvestream.uploader"):
+        up.pump()
+    assert up.stats.clock_behind_s == year_ns / 1e9
+    warnings = [r.getMessage() for r in caplog.records if "clock" in r.getMessage()]
+    assert len(warnings) == 1 and "31536000 s behind the bridge's" in warnings[0]

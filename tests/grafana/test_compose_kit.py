@@ -12,8 +12,10 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import tomllib
 import urllib.parse
@@ -302,29 +304,41 @@ def test_telegraf_reads_the_stack_and_writes_to_the_bucket(compose) -> None:
 
 # --------------------------------------------------------------------------- Mosquitto 2
 class MosquittoWithKitConfig(ServerProcess):
-    """The kit's mosquitto.conf on the real Mosquitto 2, with a free port and a temporary data folder."""
+    """The kit's mosquitto/ folder on the real Mosquitto 2, started by its start.sh as in the container, with a
+    free port and temporary data and account folders."""
 
     name = "mosquitto-kit"
 
-    def __init__(self, workdir: pathlib.Path) -> None:
+    def __init__(self, workdir: pathlib.Path, env: dict[str, str], trainers: dict[str, str] | None = None) -> None:
         super().__init__(workdir)
-        self.binary = require_binary("mosquitto", "mosquitto")
+        require_binary("mosquitto", "mosquitto")
+        self.secrets = {k: env[k] for k in ("MQTT_BRIDGE_PASSWORD", "MQTT_MONITOR_PASSWORD")}
+        self.config_dir = workdir / "config"
+        self.auth_dir = workdir / "auth"
         data = workdir / "data"
+        shutil.copytree(COMPOSE_DIR / "mosquitto", self.config_dir)
+        for name, text in (trainers or {}).items():
+            (self.config_dir / name).write_text(text)
         data.mkdir()
         if os.geteuid() == 0:  # mosquitto drops to its own user when started as root
-            os.chmod(workdir, 0o777)
-            os.chmod(data, 0o777)
+            for d in (workdir, data):
+                os.chmod(d, 0o777)
         conf = (COMPOSE_DIR / "mosquitto" / "mosquitto.conf").read_text()
         conf = conf.replace("listener 1883", f"listener {self.port} 127.0.0.1")
         conf = conf.replace("persistence_location /mosquitto/data/", f"persistence_location {data}/")
-        self.conf = workdir / "mosquitto.conf"
-        self.conf.write_text(conf)
+        conf = conf.replace("/mosquitto/auth/", f"{self.auth_dir}/")
+        (self.config_dir / "mosquitto.conf").write_text(conf)
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, **self.secrets, "MOSQUITTO_CONFIG_DIR": str(self.config_dir),
+                "MOSQUITTO_AUTH_DIR": str(self.auth_dir),
+                "PATH": f"{os.environ.get('PATH', '')}:/usr/sbin"}
 
     def command(self) -> list[str]:
-        return [self.binary, "-c", str(self.conf)]
+        return ["sh", str(self.config_dir / "start.sh")]
 
 
-def test_the_mosquitto_config_runs_on_mosquitto_2_with_persistence_and_a_deep_queue(compose) -> None:
+def test_the_mosquitto_config_runs_on_mosquitto_2_with_persistence_and_a_deep_queue(compose, env) -> None:
     conf = (COMPOSE_DIR / "mosquitto" / "mosquitto.conf").read_text()
     settings = dict(line.split(None, 1) for line in conf.splitlines() if line.strip() and not line.startswith("#"))
     assert settings["persistence"] == "true"
@@ -333,11 +347,11 @@ def test_the_mosquitto_config_runs_on_mosquitto_2_with_persistence_and_a_deep_qu
     with tempfile.TemporaryDirectory(prefix="curvestream-mosquitto-") as workdir:
         os.chmod(workdir, 0o777)
         healthcheck = compose["services"]["mosquitto"]["healthcheck"]["test"]
-        _publish_through_kit_broker(pathlib.Path(workdir), healthcheck)
+        _publish_through_kit_broker(pathlib.Path(workdir), healthcheck, env)
 
 
-def _publish_through_kit_broker(workdir: pathlib.Path, healthcheck: list[str]) -> None:
-    server = MosquittoWithKitConfig(workdir / "mosquitto")
+def _publish_through_kit_broker(workdir: pathlib.Path, healthcheck: list[str], env: dict[str, str]) -> None:
+    server = MosquittoWithKitConfig(workdir / "mosquitto", env)
     server.start()
     try:
         assert healthcheck[0] == "CMD"
@@ -348,12 +362,13 @@ def _publish_through_kit_broker(workdir: pathlib.Path, healthcheck: list[str]) -
 
         got: list[bytes] = []
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="kit-check", protocol=mqtt.MQTTv5)
+        client.username_pw_set("curvestream-bridge", env["MQTT_BRIDGE_PASSWORD"])
         client.on_message = lambda c, u, msg: got.append(msg.payload)
         client.connect("127.0.0.1", server.port)
         client.loop_start()
         try:
-            client.subscribe("kit/check", qos=1)
-            wait_until(lambda: client.publish("kit/check", b"hello", qos=1) and got, 20, "a message through the broker",
+            client.subscribe("curvestream/v1/kit/check/points", qos=1)
+            wait_until(lambda: client.publish("curvestream/v1/kit/check/points", b"hello", qos=1) and got, 20, "a message through the broker",
                        interval=0.5)
         finally:
             client.loop_stop()
@@ -368,3 +383,24 @@ def _publish_through_kit_broker(workdir: pathlib.Path, healthcheck: list[str]) -
 
 def test_the_grafana_live_token_helper_is_valid_shell() -> None:
     subprocess.run(["sh", "-n", str(COMPOSE_DIR / "scripts" / "grafana-live-token.sh")], check=True, timeout=30)
+
+
+def test_the_kit_broker_refuses_anonymous_clients_and_takes_the_accounts_add_user_writes(env) -> None:
+    with tempfile.TemporaryDirectory(prefix="curvestream-mosquitto-") as tmp:
+        os.chmod(tmp, 0o777)
+        made = pathlib.Path(tmp) / "made"
+        made.mkdir()
+        subprocess.run([sys.executable, "-m", "curvestream.cli", "mqtt", "add-user", "mnist", "--password", "pw",
+                        "--passwd-file", str(made / "trainers.passwd"), "--acl-file", str(made / "trainers.acl")],
+                       check=True, timeout=60, stdout=subprocess.DEVNULL)
+        trainers = {name: (made / name).read_text() for name in ("trainers.passwd", "trainers.acl")}
+        server = MosquittoWithKitConfig(pathlib.Path(tmp) / "mosquitto", env, trainers)
+        server.start()
+        try:
+            pub = [require_binary("mosquitto_pub", "mosquitto-clients"), "-h", "127.0.0.1", "-p", str(server.port),
+                   "-V", "mqttv5", "-q", "1", "-t", "curvestream/v1/mnist/r1/points", "-m", "x"]
+            anonymous = subprocess.run(pub, timeout=30, capture_output=True, text=True)
+            assert anonymous.returncode != 0 and "not authori" in anonymous.stderr.lower(), anonymous
+            subprocess.run([*pub, "-u", "trainer-mnist", "-P", "pw"], check=True, timeout=30)
+        finally:
+            server.stop()

@@ -132,7 +132,7 @@ def create_app(bridge: "Bridge") -> FastAPI:
                    group: str | None = None, state: str | None = None) -> dict[str, Any]:
         records = await in_thread(bridge.store.runs)
         config_filters = {k[7:]: v for k, v in request.query_params.items() if k.startswith("config.")}
-        out = []
+        wanted = []
         for r in records:
             if project is not None and r.project != project:
                 continue
@@ -144,7 +144,11 @@ def create_app(bridge: "Bridge") -> FastAPI:
                 continue
             if any(not _config_matches(r.config, k, v) for k, v in config_filters.items()):
                 continue
-            out.append(r.to_json())
+            wanted.append(r)
+        # a finished run whose tail is still in its trainer's spool: how many batches are missing
+        pending = await in_thread(lambda: [bridge.tails.pending_batches(r.project, r.run) for r in wanted])
+        out = [{**r.to_json(), "pending_batches": p, **_clock_json(bridge.ingest.clocks.of_run(r.project, r.run))}
+               for r, p in zip(wanted, pending)]
         return {"runs": out}
 
     @app.get("/api/v1/runs/{project}/{run}/metrics", tags=["runs"], dependencies=[Depends(can_read)])
@@ -247,6 +251,11 @@ def create_app(bridge: "Bridge") -> FastAPI:
                     "</code> in panels/echarts-plugin), then restart. The API is at <a href='/docs'>/docs</a>.</p>")
 
     return app
+
+
+def _clock_json(clock: tuple[float, float] | None) -> dict[str, float | None]:
+    offset, correction = clock if clock is not None else (None, None)
+    return {"clock_offset_s": offset, "clock_correction_s": correction}
 
 
 def _config_matches(config: dict[str, Any], dotted: str, wanted: str) -> bool:

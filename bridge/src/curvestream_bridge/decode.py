@@ -49,6 +49,7 @@ class DecodedBatch:
     meta: run_pb2.RunMeta | None
     status: run_pb2.RunStatus | None
     sealed_ns: int
+    sent_ns: int = 0  # the client's clock when it sent the batch (0: an older client)
 
     @property
     def points(self) -> int:
@@ -143,7 +144,7 @@ def decode_batch(payload: bytes, max_bytes: int, max_points: int,
         if (status.project, status.run) != (project, run):
             raise Rejected("topic_mismatch", "run status names another run", pid, seq)
     return DecodedBatch(pid, seq, project, run, scalars, list(batch.histograms), list(batch.texts),
-                        meta, status, batch.sealed_ns)
+                        meta, status, batch.sealed_ns, batch.sent_ns)
 
 
 def decode_status(payload: bytes, topic_run: tuple[str, str]) -> run_pb2.RunStatus:

@@ -25,6 +25,7 @@ from curvestream_wire.backoff import Backoff
 from curvestream_wire.seqset import SeqSet
 from curvestream_wire.v1 import run_pb2
 
+from curvestream_bridge.clock_skew import ClockSkew
 from curvestream_bridge.decode import DecodedBatch, Rejected, decode_batch, decode_meta, decode_status
 from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.settings import BridgeSettings
@@ -92,6 +93,7 @@ class Ingest:
         self._ratelog = _RateLimitedLog()
         self._dead_letter_lock = threading.Lock()
         self.healthy = True
+        self.clocks = ClockSkew(settings.clock_skew_tolerance_s, settings.clock_skew_certain_after_s, metrics)
         metrics.gauge_fn("curvestream_ingest_queue_depth", self.queue.qsize)
 
     # ------------------------------------------------------------------ sources
@@ -160,6 +162,7 @@ class Ingest:
             except Rejected as rej:
                 self._reject(m, rej)
                 continue
+            self.clocks.correct(batch, m.received_ns)
             ident = (batch.producer_id, batch.seq)
             if ident in in_round or batch.seq in self._seen_for(batch.producer_id):
                 duplicates.append((m, batch))
@@ -289,6 +292,8 @@ class Ingest:
                 if status.state == run_pb2.RUN_STATE_LOST:
                     # the Last Will was composed at connect time: date it by its arrival
                     status.updated_ns = m.received_ns
+                else:
+                    self.clocks.correct_status(status)
                 if self._retry(lambda: self.store.apply_status(status)) and self.on_status is not None:
                     self.on_status(status)
             elif m.kind == Kind.META:

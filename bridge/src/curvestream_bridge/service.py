@@ -22,6 +22,7 @@ from curvestream_bridge.embedded import EmbeddedBroker
 from curvestream_bridge.ingest import Ingest
 from curvestream_bridge.live import LiveHub
 from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.run_tails import RunTails
 from curvestream_bridge.settings import BridgeSettings, parse_addr
 from curvestream_bridge.store import Store, open_store
 from curvestream_bridge.subscriber import Subscriber
@@ -38,8 +39,9 @@ class Bridge:
         self.store = store if store is not None else open_store(settings.store, writer_id=settings.mqtt_client_id)
         self.live = LiveHub(settings.live_frame_ms)
         self.subscriber: Subscriber | None = None
+        self.tails = RunTails(self.store)
         self.ingest = Ingest(self.store, settings, self.metrics, publish_commit=self._publish_commit,
-                             on_stored=self.live.points, on_status=self.live.status)
+                             on_stored=self.live.points, on_status=self._on_status)
         if settings.mqtt_url:
             self.subscriber = Subscriber(settings, self.ingest, self.metrics)
         if settings.grafana_live_url:
@@ -48,6 +50,10 @@ class Bridge:
             self.live.grafana = GrafanaLivePusher(settings)
         self.metrics.gauge_fn("curvestream_live_clients", lambda: self.live.client_count)
         self.app = create_app(self)
+
+    def _on_status(self, status: Any) -> None:
+        self.tails.on_status(status)
+        self.live.status(status)
 
     def _publish_commit(self, producer_id: bytes, commit: Any) -> None:
         if self.subscriber is not None:

@@ -62,6 +62,11 @@ class BridgeSettings(BaseSettings):
     """File where rejected payloads are kept for inspection (framed, with the reason). Empty: none."""
     live_frame_ms: int = 100
     """Live points are coalesced per frame of this length."""
+    clock_skew_tolerance_s: float = 300.0
+    """A trainer clock off by less than this keeps its times (docs/clock-skew.md). CURVESTREAM_CLOCK_SKEW_TOLERANCE_S."""
+    clock_skew_certain_after_s: float = 86_400.0
+    """A trainer clock behind by more than this is corrected; by less, it cannot be told from a broker backlog.
+    CURVESTREAM_CLOCK_SKEW_CERTAIN_AFTER_S."""
 
     grafana_live_url: str = ""
     """Grafana base URL; when set, new points are pushed to ``/api/live/push/<stream>``."""

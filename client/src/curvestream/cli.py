@@ -6,6 +6,7 @@
     curvestream status [DIR]                                         what is waiting in the spool
     curvestream import tensorboard DIR [--project P]                 TensorBoard event files, every point
     curvestream bridge [--config FILE]                               the bridge alone, for production
+    curvestream mqtt add-user PROJECT [--user U] [--passwd-file F --acl-file F]   a trainer account for Mosquitto
 """
 
 from __future__ import annotations
@@ -93,26 +94,9 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 
 def _progress(label: str, total: int, unit: str = "batches") -> "callable":
-    tty = sys.stderr.isatty()
-    last = [0.0]
+    from curvestream.progress import WaitProgress
 
-    def show(left: int) -> None:
-        now = time.monotonic()
-        if left and now - last[0] < 0.2:
-            return
-        last[0] = now
-        done = max(0, total - left)
-        width = 30
-        filled = int(width * done / total) if total else width
-        bar = "#" * filled + "-" * (width - filled)
-        line = f"{label} [{bar}] {done}/{total} {unit}"
-        if tty:
-            sys.stderr.write("\r" + line + ("\n" if not left else ""))
-        elif not left:
-            sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-
-    return show
+    return WaitProgress(label, total, unit=unit)
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
@@ -174,6 +158,25 @@ def cmd_bridge(args: argparse.Namespace) -> None:
     bridge_main(["--config", args.config] if args.config else [])
 
 
+def cmd_mqtt_add_user(args: argparse.Namespace) -> int:
+    from curvestream.mqtt_accounts import add_user, new_password
+
+    user = args.user or f"trainer-{args.project}"
+    password = args.password or new_password()
+    try:
+        leftover = add_user(args.project, user, password, args.passwd_file, args.acl_file)
+    except (ValueError, OSError) as exc:
+        sys.exit(str(exc))
+    for text in leftover:
+        print(text + "\n")
+    wrote = [f for f in (args.passwd_file, args.acl_file) if f]
+    if wrote:
+        print(f"added {user} to {' and '.join(wrote)}; restart Mosquitto to load them")
+    if not args.password:
+        print(f"CURVESTREAM_MQTT_URL=mqtt://{user}:{password}@<broker host>:1883")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="curvestream", description="Stream ML training curves.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -218,6 +221,15 @@ def main(argv: list[str] | None = None) -> None:
     bridge = sub.add_parser("bridge", help="run the bridge alone (production)")
     bridge.add_argument("--config", default=None)
     bridge.set_defaults(func=cmd_bridge)
+
+    mqtt = sub.add_parser("mqtt", help="broker accounts").add_subparsers(dest="mqtt_command", required=True)
+    add_user = mqtt.add_parser("add-user", help="a trainer account that may write one project's topics only")
+    add_user.add_argument("project")
+    add_user.add_argument("--user", default=None, help="account name (default trainer-PROJECT)")
+    add_user.add_argument("--password", default=None, help="default: a new random password, printed")
+    add_user.add_argument("--passwd-file", default=None, help="append the password line here (else print it)")
+    add_user.add_argument("--acl-file", default=None, help="append the ACL block here (else print it)")
+    add_user.set_defaults(func=cmd_mqtt_add_user)
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("CURVESTREAM_LOG_LEVEL", "WARNING"),

@@ -105,6 +105,8 @@ class BatchBuilder:
             batch.meta.CopyFrom(self._meta)
         if self._status is not None:
             batch.status.CopyFrom(self._status)
+            # the status rides in this batch: the producer has sealed up to here
+            batch.status.last_seq = max(batch.status.last_seq, batch.seq)
         points = self.points
         self._reset()
         return batch.seq, batch.SerializeToString(), points

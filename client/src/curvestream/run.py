@@ -28,6 +28,7 @@ from curvestream import process_hooks
 from curvestream.encode import BatchBuilder
 from curvestream.http_fallback import BridgeHttp
 from curvestream.meta import collect_meta, normalize_config
+from curvestream.progress import WaitProgress
 from curvestream.mqtt import MqttLink, client_id_for
 from curvestream.recorder import Recorder
 from curvestream.settings import Settings
@@ -121,7 +122,7 @@ class Run:
                 will=(Topics.status(self.project, self.name), self._status(run_pb2.RUN_STATE_LOST).SerializeToString()),
                 on_connected=self._announce,
             )
-            self.uploader = Uploader(settings, self.link, http)
+            self.uploader = Uploader(settings, self.link, http, wall_clock_ns=clock_ns)
             self.uploader.on_freed = self._space_freed
             self.uploader.track(self.spool)
             for spool in self._adopt_leftovers():
@@ -259,7 +260,7 @@ class Run:
         recorder = getattr(self, "recorder", None)
         return run_pb2.RunStatus(
             version=1, project=self.project, run=self.name, state=state, reason=reason,
-            updated_ns=time.time_ns(), producer_id=self.producer_id,
+            updated_ns=self._time_ns(), producer_id=self.producer_id,
             last_seq=recorder.stats.last_seq if recorder is not None else 0,
         )
 
@@ -305,8 +306,14 @@ class Run:
 
     # ------------------------------------------------------------------ finishing
     def finish(self, status: str = "finished", reason: str = "") -> FinishReport:
-        """Flush, wait (up to ``finish_timeout_ms``) for the bridge to commit
-        everything, set the run's final status and close. Idempotent."""
+        """Flush, wait for the bridge to commit everything, set the run's final
+        status and close. Idempotent.
+
+        The wait lasts as long as commits keep coming (a bar on a terminal, the
+        batches left in words otherwise) and ends after ``finish_timeout_ms``
+        without a single new commit; what is left stays in the spool, and the
+        final status names the last batch, so the bridge shows the run as
+        finished with batches pending until they arrive."""
         with self._finish_lock:
             if self._report is not None:
                 return self._report
@@ -315,15 +322,15 @@ class Run:
             if status not in _STATES:
                 raise ValueError(f"curvestream: status must be one of {sorted(_STATES)}, got {status!r}")
             self._closed = True
-            deadline = time.monotonic() + self.settings.finish_timeout_ms / 1000
+            stall_s = self.settings.finish_timeout_ms / 1000
             final_status = self._status(_STATES[status], reason)
             self._queue.append(final_status)
-            self.recorder.finish(max(1.0, deadline - time.monotonic()))
+            self.recorder.finish(max(1.0, stall_s))
             left = 0
             if self.uploader is not None and self.link is not None:
                 producers = [self.spool.producer_id] + [s.producer_id for s in self._adopted]
-                self.uploader.wait_committed(producers, deadline)
-                final_status.updated_ns = time.time_ns()
+                self.uploader.wait_committed(producers, on_progress=self._finish_progress(), stall_s=stall_s)
+                final_status.updated_ns = self._time_ns()
                 final_status.last_seq = self.recorder.stats.last_seq
                 self.link.publish_and_wait(Topics.status(self.project, self.name),
                                            final_status.SerializeToString(), retain=True, timeout=2.0)
@@ -339,6 +346,11 @@ class Run:
             self._report = self._make_report(left)
             process_hooks.forget(self)
             return self._report
+
+    def _finish_progress(self) -> WaitProgress:
+        rec = self.recorder.stats
+        per_batch = rec.points_spooled / rec.batches_sealed if rec.batches_sealed else 0.0
+        return WaitProgress(f"curvestream: run {self.project}/{self.name}", points_per_batch=per_batch, delay_s=1.0)
 
     def _make_report(self, left: int) -> FinishReport:
         rec = self.recorder.stats

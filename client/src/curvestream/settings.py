@@ -100,8 +100,9 @@ class Settings:
     """Skip the broker certificate check (tests only). CURVESTREAM_MQTT_TLS_INSECURE."""
 
     finish_timeout_ms: int = 30_000
-    """finish() waits this long for the bridge to commit everything; what is not
-    committed stays in the spool for the next run or ``curvestream sync``.
+    """finish() waits for the bridge to commit everything as long as commits keep
+    coming, and gives up after this long without a new one; what is not committed
+    stays in the spool for the next run or ``curvestream sync``.
     CURVESTREAM_FINISH_TIMEOUT_MS."""
 
     def __post_init__(self) -> None:

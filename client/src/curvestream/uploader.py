@@ -34,11 +34,13 @@ from curvestream_wire.topics import Topics
 from curvestream_wire.seqset import SeqSet
 from curvestream.settings import Settings
 from curvestream.spool import RECORD_HEAD_SIZE, Spool
-from curvestream_wire.v1 import run_pb2
+from curvestream_wire.v1 import batch_pb2, run_pb2
 
 __all__ = ["Uploader", "Channel", "UploadStats"]
 
 log = logging.getLogger("curvestream.uploader")
+
+CLOCK_WARN_S = 300.0  # the bridge's default clock_skew_tolerance_s
 
 
 class Channel(enum.Enum):
@@ -56,6 +58,7 @@ class UploadStats:
     resends: int = 0
     http_errors: int = 0
     last_error: str = ""
+    clock_behind_s: float = 0.0  # the bridge's clock minus this machine's, at the last commit (network delay included)
 
 
 @dataclasses.dataclass
@@ -76,6 +79,10 @@ class _Tracked:
             if s.records and not self.committed.covers(s.first_seq, s.last_seq)
         ]
 
+    def uncommitted(self) -> int:
+        """Batches in the spool that no commit names yet (counted one by one, so progress inside a segment shows)."""
+        return sum(last - first + 1 - self.committed.count_within(first, last) for first, last in self.outstanding())
+
 
 class Uploader:
     def __init__(
@@ -84,12 +91,15 @@ class Uploader:
         link: MqttLink | None,
         http: BridgeHttp | None,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock_ns: Callable[[], int] = time.time_ns,
     ) -> None:
         self.settings = settings
         self.link = link
         self.http = http
         self.stats = UploadStats()
         self._clock = clock
+        self._wall_clock_ns = wall_clock_ns
+        self._clock_warned = False
         self._tracked: dict[bytes, _Tracked] = {}
         self._commits: collections.deque[run_pb2.Commit] = collections.deque()
         self._wake = threading.Event()
@@ -155,10 +165,7 @@ class Uploader:
         return tracked is not None and tracked.committed.covers(first, last)
 
     def outstanding_batches(self) -> int:
-        total = 0
-        for tracked in list(self._tracked.values()):
-            total += sum(last - first + 1 for first, last in tracked.outstanding())
-        return total
+        return sum(tracked.uncommitted() for tracked in list(self._tracked.values()))
 
     @property
     def channel(self) -> Channel:
@@ -213,6 +220,7 @@ class Uploader:
         changed = False
         while self._commits:
             commit = self._commits.popleft()
+            self._compare_clocks(commit)
             tracked = self._tracked.get(commit.producer_id)
             if tracked is None:
                 continue
@@ -230,6 +238,16 @@ class Uploader:
         if changed:
             with self.progress:
                 self.progress.notify_all()
+
+    def _compare_clocks(self, commit: run_pb2.Commit) -> None:
+        if not commit.committed_ns:
+            return
+        self.stats.clock_behind_s = (commit.committed_ns - self._wall_clock_ns()) / 1e9
+        if abs(self.stats.clock_behind_s) > CLOCK_WARN_S and not self._clock_warned:
+            self._clock_warned = True
+            log.warning("curvestream: this machine's clock is %.0f s %s the bridge's; the bridge corrects the "
+                        "times of points from a clock that far off (docs/clock-skew.md)",
+                        abs(self.stats.clock_behind_s), "behind" if self.stats.clock_behind_s > 0 else "ahead of")
 
     def _send_from(self, t: _Tracked, channel: Channel, now: float) -> bool:
         """Send what the window allows; False when the channel failed (stop this round)."""
@@ -256,7 +274,7 @@ class Uploader:
 
     def _send_one(self, t: _Tracked, channel: Channel, seq: int, payload: bytes, now: float) -> bool:
         """Hand one batch to the channel's exporter; False when the channel failed."""
-        outcome = self._exporters[channel].export(t.topic, payload)
+        outcome = self._exporters[channel].export(t.topic, payload + self._sent_now())
         if outcome.result is ExportResult.SUCCESS:
             if channel is Channel.MQTT:
                 t.inflight[seq] = now
@@ -280,24 +298,31 @@ class Uploader:
             log.debug("curvestream: direct write failed, retrying in %.1fs: %s", delay, outcome.detail)
         return False
 
+    def _sent_now(self) -> bytes:
+        """The send time as a serialized ``sent_ns`` field: appended to a spooled batch, it sets
+        that field (protobuf merges concatenated messages), without decoding the batch."""
+        return batch_pb2.Batch(sent_ns=self._wall_clock_ns()).SerializeToString()
+
     # ------------------------------------------------------------------ waiting
-    def wait_committed(self, producer_ids: list[bytes], deadline: float,
-                       on_progress: Callable[[int], None] | None = None) -> bool:
-        """Block until every spooled batch of these producers is committed, or the deadline."""
+    def wait_committed(self, producer_ids: list[bytes], deadline: float = float("inf"),
+                       on_progress: Callable[[int], None] | None = None, stall_s: float | None = None) -> bool:
+        """Block until every spooled batch of these producers is committed; False at the
+        deadline, or once ``stall_s`` seconds pass without a single new commit."""
+        fewest, progressed_at = None, self._clock()
         while True:
-            left = sum(
-                sum(last - first + 1 for first, last in self._tracked[p].outstanding())
-                for p in producer_ids
-                if p in self._tracked
-            )
+            left = sum(self._tracked[p].uncommitted() for p in producer_ids if p in self._tracked)
             if on_progress is not None:
                 on_progress(left)
             if left == 0:
                 return True
-            remaining = deadline - self._clock()
+            now = self._clock()
+            if fewest is None or left < fewest:
+                fewest, progressed_at = left, now
+            remaining = deadline - now
+            if stall_s is not None:
+                remaining = min(remaining, progressed_at + stall_s - now)
             if remaining <= 0:
                 return False
             self.wake()
             with self.progress:
                 self.progress.wait(min(remaining, 0.2))
-

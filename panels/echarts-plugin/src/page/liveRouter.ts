@@ -52,6 +52,8 @@ export class LiveRouter {
         if (!Array.isArray(message.series)) return;
         if (this.stopped.has(id)) {
           this.reloadStoppedSoon(id);
+          // the tail of a finished run arriving: its count of pending batches drops
+          if (targets.run(id)?.pending_batches) targets.reloadRunsSoon();
           return;
         }
         for (const frame of message.series) {
@@ -70,8 +72,12 @@ export class LiveRouter {
           targets.reloadRunsSoon();
         }
         this.noteState(id, message.state);
-        // a last frame may have raced the status: load the run's curves once more
-        if (this.stopped.has(id)) this.reloadStoppedSoon(id);
+        // a last frame may have raced the status: load the run's curves once more;
+        // the count of batches still pending comes with the runs list
+        if (this.stopped.has(id)) {
+          this.reloadStoppedSoon(id);
+          targets.reloadRunsSoon();
+        }
         return;
       }
       case 'run':

@@ -202,11 +202,15 @@ export class RunsPanel {
     checkbox.addEventListener('change', () => this.toggle(ref, checkbox.checked));
 
     const state = STATE_LABELS[run.state] ?? 'unknown';
+    // finished, but the tail still waits in the trainer's spool: never shown as plainly finished
+    const pending = run.pending_batches ?? 0;
+    const shown = pending > 0 ? `${state} · ${pending} batches pending` : state;
     const badge = el('span', {
-      class: `badge state ${state}`,
+      class: `badge state ${state}${pending > 0 ? ' pending' : ''}`,
       'data-testid': TEST_IDS.runState,
-      title: run.reason ? `${state}: ${run.reason}` : state,
-      text: state,
+      'data-pending': String(pending),
+      title: run.reason ? `${shown}: ${run.reason}` : shown,
+      text: shown,
     });
     const tags = el('td', { class: 'tags' }, ...(run.tags ?? []).map((t) => el('span', { class: 'tag', text: t })));
     const config = Object.entries(run.config ?? {})

@@ -25,6 +25,8 @@ export interface ApiRun {
   git_commit?: string | null;
   git_dirty?: boolean | null;
   points?: number;
+  /** Finished or failed, but this many batches up to the final status are not stored yet (null: unknown). */
+  pending_batches?: number | null;
 }
 
 export interface ApiRunsResponse {

@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Batch(_message.Message):
-    __slots__ = ("version", "producer_id", "seq", "project", "run", "scalars", "histograms", "texts", "sealed_ns", "meta", "status")
+    __slots__ = ("version", "producer_id", "seq", "project", "run", "scalars", "histograms", "texts", "sealed_ns", "meta", "status", "sent_ns")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -20,6 +20,7 @@ class Batch(_message.Message):
     SEALED_NS_FIELD_NUMBER: _ClassVar[int]
     META_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    SENT_NS_FIELD_NUMBER: _ClassVar[int]
     version: int
     producer_id: bytes
     seq: int
@@ -31,7 +32,8 @@ class Batch(_message.Message):
     sealed_ns: int
     meta: _run_pb2.RunMeta
     status: _run_pb2.RunStatus
-    def __init__(self, version: _Optional[int] = ..., producer_id: _Optional[bytes] = ..., seq: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., scalars: _Optional[_Iterable[_Union[Series, _Mapping]]] = ..., histograms: _Optional[_Iterable[_Union[Histogram, _Mapping]]] = ..., texts: _Optional[_Iterable[_Union[TextRecord, _Mapping]]] = ..., sealed_ns: _Optional[int] = ..., meta: _Optional[_Union[_run_pb2.RunMeta, _Mapping]] = ..., status: _Optional[_Union[_run_pb2.RunStatus, _Mapping]] = ...) -> None: ...
+    sent_ns: int
+    def __init__(self, version: _Optional[int] = ..., producer_id: _Optional[bytes] = ..., seq: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., scalars: _Optional[_Iterable[_Union[Series, _Mapping]]] = ..., histograms: _Optional[_Iterable[_Union[Histogram, _Mapping]]] = ..., texts: _Optional[_Iterable[_Union[TextRecord, _Mapping]]] = ..., sealed_ns: _Optional[int] = ..., meta: _Optional[_Union[_run_pb2.RunMeta, _Mapping]] = ..., status: _Optional[_Union[_run_pb2.RunStatus, _Mapping]] = ..., sent_ns: _Optional[int] = ...) -> None: ...
 
 class Series(_message.Message):
     __slots__ = ("key", "steps", "wall_ns", "values")
