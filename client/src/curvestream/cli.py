@@ -6,6 +6,7 @@
     curvestream status [DIR]                                         what is waiting in the spool
     curvestream import tensorboard DIR [--project P]                 TensorBoard event files, every point
     curvestream bridge [--config FILE]                               the bridge alone, for production
+    curvestream bridge replay-dead-letters [--offline]               store the bridge's parked batches again
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ def cmd_bridge(args: argparse.Namespace) -> None:
     _need_bridge()
     from curvestream_bridge.service import main as bridge_main
 
-    bridge_main(["--config", args.config] if args.config else [])
+    bridge_main((["--config", args.config] if args.config else []) + args.bridge_args)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -217,6 +218,8 @@ def main(argv: list[str] | None = None) -> None:
 
     bridge = sub.add_parser("bridge", help="run the bridge alone (production)")
     bridge.add_argument("--config", default=None)
+    bridge.add_argument("bridge_args", nargs=argparse.REMAINDER,
+                        help="replay-dead-letters [--offline]: store the parked batches again")
     bridge.set_defaults(func=cmd_bridge)
 
     args = parser.parse_args(argv)
