@@ -129,6 +129,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from curvestream.settings import Settings
+    from curvestream.losses import read_losses
     from curvestream.spool_replay import spool_status
 
     overrides = {"spool_dir": args.dir} if args.dir else {}
@@ -137,6 +138,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     bridge = settings.bridge_url
     print(f"spool: {settings.spool_path}")
     print(f"bridge: {bridge} ({'reachable' if bridge and _bridge_alive(bridge) else 'not reachable'})")
+    for loss in read_losses(settings.spool_path):
+        print(f"  {loss['project']}/{loss['run']}  lost {loss['points']} points ({loss['batches']} batches "
+              f"not spooled): {loss['reason']}  [remove {loss['file']} once noted]")
     if not status:
         print("nothing pending")
         return 0

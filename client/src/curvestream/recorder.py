@@ -63,6 +63,8 @@ class Recorder:
         self.stats = RecorderStats()
         self._builder = builder_factory(self._next_seq)
         self._on_spooled = on_spooled
+        self.on_dropped: Callable[[RecorderStats, str], None] | None = None
+        """Called on the recorder thread each time a batch could not be spooled (counts, why)."""
         self._clock = clock
         self._wake = threading.Event()
         self._final = threading.Event()
@@ -170,6 +172,7 @@ class Recorder:
             if self.settings.spool_full == "drop" or self._final.is_set():
                 self.stats.batches_dropped_spool_full += 1
                 self.stats.points_dropped_spool_full += points
+                self._dropped(f"spool quota of {quota} bytes reached")
                 self._warn_quota(f"curvestream: spool quota of {quota} bytes reached in {self.spool.dir}; "
                                  f"dropped {self.stats.points_dropped_spool_full} points so far "
                                  "(raise CURVESTREAM_SPOOL_MAX_BYTES or set CURVESTREAM_SPOOL_FULL=block)")
@@ -186,10 +189,15 @@ class Recorder:
             self.stats.spool_errors += 1
             self.stats.batches_dropped_spool_full += 1
             self.stats.points_dropped_spool_full += points
+            self._dropped(f"cannot write the spool: {exc}")
             self._warn_quota(f"curvestream: cannot write the spool ({exc}); batch {seq} dropped")
             return
         self.stats.batches_sealed += 1
         self.stats.points_spooled += points
+
+    def _dropped(self, reason: str) -> None:
+        if self.on_dropped is not None:
+            self.on_dropped(self.stats, reason)
 
     def _warn_quota(self, message: str) -> None:
         now = self._clock()
