@@ -34,3 +34,16 @@ def test_an_offline_replay_stores_the_parked_batches_once_and_empties_the_parked
         assert store.series(SeriesQuery("p", "r", "loss", width=1000)).total == 30
     finally:
         store.close()
+
+
+def test_the_curvestream_command_passes_replay_dead_letters_to_the_bridge():
+    done = subprocess.run([sys.executable, "-m", "curvestream.cli", "bridge", "replay-dead-letters", "--help"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "--offline" in done.stdout, done.stderr
+
+
+def test_replay_dead_letters_without_a_running_bridge_says_what_to_do():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CURVESTREAM_")}
+    done = subprocess.run([sys.executable, "-m", "curvestream_bridge.service", "replay-dead-letters",
+                           "--url", "http://127.0.0.1:9"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--offline" in done.stderr
