@@ -315,7 +315,8 @@ class Ingest:
             except StoreUnavailable as exc:
                 self.healthy = False
                 self.metrics.inc("curvestream_store_errors_total")
-                self._ratelog.warning("store", "curvestream bridge: store unavailable, retrying: %s", exc)
+                kind = " ".join(str(exc).split()[:3])  # each kind of outage logged, each at most every 10 s
+                self._ratelog.warning(f"store {kind}", "curvestream bridge: store unavailable, retrying: %s", exc)
                 if backoff.wait(self._stop, exc.retry_after_s):
                     raise _Stopping() from None
 
