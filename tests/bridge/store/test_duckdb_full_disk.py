@@ -4,16 +4,20 @@ returns, without a restart, even after DuckDB invalidated the database."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from curvestream_bridge.decode import decode_batch
+from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store.base import SeriesQuery, StoreUnavailable
 from curvestream_bridge.store.duckdb import DuckDBStore
-from test_ingest import PID, batch
+
+PID = b"\x01" * 16
 
 
-def decoded(seq: int, n: int = 20_000):
-    return decode_batch(batch(seq, n=n), 1 << 30, 10**8, ("p", "r"))
+def decoded(seq: int, n: int = 20_000) -> DecodedBatch:
+    steps = np.arange(seq * n, seq * n + n, dtype=np.int64)
+    column = ScalarColumn("loss", steps, 10**18 + steps, steps.astype(np.float64))
+    return DecodedBatch(PID, seq, "p", "r", [column], [], [], None, None, 0)
 
 
 def write_until_full(store: DuckDBStore, first_seq: int, limit: int = 400) -> tuple[int, list[str]]:
