@@ -182,3 +182,18 @@ def test_parking_is_safe_from_several_threads(tmp_path):
     for t in threads:
         t.join()
     assert parked.count == 5 == len(parked.entries())
+
+
+class UnreadableRangesStore(DuckDBStore):
+    def stored_ranges(self, producer_id):  # noqa: ANN001
+        raise KeyError("a bug reading the stored batches")
+
+
+def test_a_bug_reading_the_stored_batches_holds_nothing_up_and_the_store_still_dedupes(tmp_path):
+    h = Harness(tmp_path, store=UnreadableRangesStore(str(tmp_path / "u.duckdb")))
+    h.ingest.process([h.mqtt(batch(1), 1), h.mqtt(batch(2), 2)])
+    h.ingest.process([h.mqtt(batch(2), 3)])  # a re-send
+    assert h.count() == 20 and h.acked == [1, 2, 3]
+    assert stored_seqs(h) == [(1, 2), (2, 2)]
+    assert h.metrics.get("curvestream_store_unexpected_errors_total") > 0, "the alarm is up"
+    h.store.close()

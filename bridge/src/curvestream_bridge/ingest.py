@@ -37,6 +37,7 @@ from curvestream_wire.v1 import run_pb2
 from curvestream_bridge.decode import DecodedBatch, Rejected, decode_batch, decode_meta, decode_status
 from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.parked import ParkedBatch, ParkedBatches
+from curvestream_bridge.ratelog import RateLimitedLog
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.base import Store, StoreRejected, StoreUnavailable
 
@@ -63,24 +64,6 @@ class Message:
     parked: ParkedBatch | None = None  # a replay: the parked batch this payload came from
 
 
-class _RateLimitedLog:
-    def __init__(self, every_s: float = 10.0) -> None:
-        self.every_s = every_s
-        self._last: dict[str, float] = {}
-        self._suppressed: dict[str, int] = {}
-
-    def warning(self, reason: str, msg: str, *args: object, level: int = logging.WARNING,
-                exc_info: BaseException | None = None) -> None:
-        now = time.monotonic()
-        if now - self._last.get(reason, -1e9) >= self.every_s:
-            n = self._suppressed.pop(reason, 0)
-            suffix = f" ({n} more like it suppressed)" if n else ""
-            log.log(level, msg + suffix, *args, exc_info=exc_info)
-            self._last[reason] = now
-        else:
-            self._suppressed[reason] = self._suppressed.get(reason, 0) + 1
-
-
 class Ingest:
     def __init__(
         self,
@@ -101,7 +84,7 @@ class Ingest:
         self._seen: dict[bytes, SeqSet] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._ratelog = _RateLimitedLog()
+        self._ratelog = RateLimitedLog(log)
         self._dead_letter_lock = threading.Lock()
         self.healthy = True
         self.parked = ParkedBatches(settings.parked_dir) if settings.parked_dir else None
@@ -222,7 +205,17 @@ class Ingest:
     def _seen_for(self, producer_id: bytes) -> SeqSet:
         seen = self._seen.get(producer_id)
         if seen is None:
-            seen = SeqSet(self._retry(lambda: self.store.stored_ranges(producer_id)))
+            try:
+                ranges = self._retry(lambda: self.store.stored_ranges(producer_id))
+            except _Stopping:
+                raise
+            except Exception as exc:  # noqa: BLE001 - unexpected: the store's own dedupe still holds
+                self.metrics.inc("curvestream_store_unexpected_errors_total")
+                self._ratelog.warning("unexpected ranges", "curvestream bridge: unexpected store error reading the "
+                                      "stored batches of a producer (asked again next time): %s", _why(exc),
+                                      level=logging.ERROR, exc_info=exc)
+                return SeqSet()
+            seen = SeqSet(ranges)
             self._seen[producer_id] = seen
         return seen
 
