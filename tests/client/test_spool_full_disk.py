@@ -66,3 +66,18 @@ def test_the_empty_loss_record_of_a_run_that_died_is_removed_by_the_next_status(
     assert read_losses(spool_dir) == [] and died.path.exists(), "a live run keeps its record"
     os.close(died._fd)  # what the death of its process does
     assert read_losses(spool_dir) == [] and not died.path.exists()
+
+
+def test_with_spool_full_block_a_full_disk_makes_the_recorder_wait_and_loses_nothing(small_disk):
+    spool_dir = small_disk.path / "spool"
+    run = curvestream.init(project="unit", run="block", mode="offline", spool_dir=str(spool_dir),
+                           spool_full="block", max_batch_points=2000, flush_interval_ms=20)
+    small_disk.fill()
+    for i in range(10_000):
+        run.log({"loss": float(i)}, step=i)
+    wait_until(lambda: run.recorder.stats.spool_errors >= 2, 60, "the recorder meeting the full disk")
+    assert run.recorder.stats.points_dropped_spool_full == 0
+    small_disk.free()
+    report = run.finish()
+    assert report.points_dropped_spool_full == 0 and report.points_spooled == report.points_logged == 10_000
+    assert [p[0] for p in _points(_spooled_batches(spool_dir))["loss"]] == list(range(10_000))

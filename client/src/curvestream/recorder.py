@@ -183,17 +183,31 @@ class Recorder:
             self._space.clear()
         if self.spool.bytes_on_disk + len(payload) > 0.8 * quota:
             self._warn_quota(f"curvestream: spool {self.spool.dir} is over 80 % of its {quota}-byte quota")
-        try:
-            self.spool.append(seq, payload, self._clock())
-        except OSError as exc:
-            self.stats.spool_errors += 1
+        failure = self._append(seq, payload)
+        if failure is not None:
             self.stats.batches_dropped_spool_full += 1
             self.stats.points_dropped_spool_full += points
-            self._dropped(f"cannot write the spool: {exc}")
-            self._warn_quota(f"curvestream: cannot write the spool ({exc}); batch {seq} dropped")
+            self._dropped(f"cannot write the spool: {failure}")
+            self._warn_quota(f"curvestream: cannot write the spool ({failure}); batch {seq} dropped")
             return
         self.stats.batches_sealed += 1
         self.stats.points_spooled += points
+
+    def _append(self, seq: int, payload: bytes) -> OSError | None:
+        """Append to the spool; on a full disk, wait for room with ``spool_full=block``
+        (until the run finishes), else give up. Returns what stopped it."""
+        while True:
+            try:
+                self.spool.append(seq, payload, self._clock())
+                return None
+            except OSError as exc:
+                self.stats.spool_errors += 1
+                if self.settings.spool_full == "drop" or self._final.is_set():
+                    return exc
+                self._warn_quota(f"curvestream: cannot write the spool ({exc}); waiting for room "
+                                 "(CURVESTREAM_SPOOL_FULL=block)")
+                self._space.wait(0.5)  # a disk gets room back without telling anyone: look again
+                self._space.clear()
 
     def _dropped(self, reason: str) -> None:
         if self.on_dropped is not None:
