@@ -63,3 +63,14 @@ def bridge_factory(tmp_path: pathlib.Path) -> Iterator[Any]:
     yield make
     for b in started:
         b.stop()
+
+
+@pytest.fixture
+def small_disk(tmp_path: pathlib.Path) -> Iterator[Any]:
+    """A 32 MB tmpfs under tmp_path/disk, unmounted afterwards."""
+    from disks import SmallDisk
+
+    disk = SmallDisk(tmp_path / "disk", 32)
+    disk.mount()
+    yield disk
+    disk.unmount()

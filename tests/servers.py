@@ -245,7 +245,8 @@ class BridgeProcess(ServerProcess):
         super().__init__(workdir)
         self.settings = {"store": store, "mqtt_url": mqtt_url, "http_addr": f"127.0.0.1:{self.port}",
                          "mqtt_client_id": f"bridge-{workdir.name}-{self.port}",
-                         "dead_letter_path": str(workdir / "dead-letters.bin"), **settings}
+                         "dead_letter_path": str(workdir / "dead-letters.bin"),
+                         "parked_dir": str(workdir / "parked"), **settings}
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CURVESTREAM_")}

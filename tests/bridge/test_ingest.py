@@ -12,7 +12,7 @@ from curvestream_bridge.decode import Rejected
 from curvestream_bridge.ingest import Ingest, Kind, Message
 from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.settings import BridgeSettings
-from curvestream_bridge.store.base import SeriesQuery, StoreUnavailable
+from curvestream_bridge.store.base import SeriesQuery, StoreRejected, StoreUnavailable
 from curvestream_bridge.store.duckdb.store import DuckDBStore
 
 PID = b"\x01" * 16
@@ -33,8 +33,9 @@ class Harness:
         self.metrics = Metrics()
         self.commits: list[tuple[bytes, run_pb2.Commit]] = []
         self.acked: list[int] = []
-        self.settings = BridgeSettings(mqtt_url="", store="duckdb:///unused.duckdb",
-                                       dead_letter_path=str(tmp_path / "dead.bin"), **settings)
+        self.settings = BridgeSettings(**{"mqtt_url": "", "store": "duckdb:///unused.duckdb",
+                                          "dead_letter_path": str(tmp_path / "dead.bin"),
+                                          "parked_dir": str(tmp_path / "parked"), **settings})
         self.ingest = Ingest(self.store, self.settings, self.metrics,
                              publish_commit=lambda pid, c: self.commits.append((pid, c)))
 
@@ -147,7 +148,7 @@ def test_a_store_outage_delays_the_ack_until_the_write_succeeds(tmp_path):
 class RefusingStore(DuckDBStore):
     def write(self, batches):  # noqa: ANN001
         if any(b.seq == 2 for b in batches):
-            raise ValueError("field type conflict")
+            raise StoreRejected("field type conflict")
         return super().write(batches)
 
 

@@ -23,6 +23,7 @@ from fastapi.staticfiles import StaticFiles
 
 from curvestream_bridge.decode import Rejected
 from curvestream_bridge.jsonnum import json_float, json_floats
+from curvestream_bridge.replay import replay_parked as replay_parked_batches
 from curvestream_bridge.store.base import SeriesQuery, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -120,8 +121,12 @@ def create_app(bridge: "Bridge") -> FastAPI:
     def readyz() -> Response:
         store_ok = bridge.store.ping()
         mqtt_ok = bridge.subscriber is None or bridge.subscriber.connected
-        body = {"store": store_ok, "mqtt": mqtt_ok, "ingest_healthy": bridge.ingest.healthy}
-        return JSONResponse(body, status_code=200 if store_ok and mqtt_ok else 503)
+        ingest = bridge.ingest
+        writing = not ingest.unexpected_error  # else the writer is retrying a write that failed unexpectedly
+        body = {"store": store_ok, "mqtt": mqtt_ok, "ingest_healthy": ingest.healthy and writing,
+                "unexpected_store_error": ingest.unexpected_error or ingest.last_unexpected_error or None,
+                "parked_batches": ingest.parked.count if ingest.parked is not None else 0}
+        return JSONResponse(body, status_code=200 if store_ok and mqtt_ok and writing else 503)
 
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     def metrics() -> PlainTextResponse:
@@ -228,6 +233,17 @@ def create_app(bridge: "Bridge") -> FastAPI:
         except TimeoutError:
             return JSONResponse({"detail": "store write timed out"}, status_code=503, headers={"Retry-After": "2"})
         return Response(commit.SerializeToString(), media_type="application/x-protobuf")
+
+    @app.get("/api/v1/parked", tags=["ops"], dependencies=[Depends(can_read)])
+    def parked() -> dict[str, Any]:
+        """Batches parked after unexpected store errors, with why."""
+        entries = bridge.ingest.parked.entries() if bridge.ingest.parked is not None else []
+        return {"parked": [e.to_json() for e in entries]}
+
+    @app.post("/api/v1/parked/replay", tags=["ops"], dependencies=[Depends(can_write)])
+    async def replay_parked() -> dict[str, Any]:
+        """Store the parked batches again (``curvestream-bridge replay-dead-letters``)."""
+        return await asyncio.to_thread(replay_parked_batches, bridge.ingest)
 
     @app.websocket("/api/v1/live")
     async def live(ws: WebSocket) -> None:

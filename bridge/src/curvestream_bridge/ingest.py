@@ -8,6 +8,15 @@ fresh batches of a round in one store write; only then acknowledge the MQTT
 messages and publish the commit to each producer. A store outage stops the
 loop without acknowledging anything, so the broker keeps the messages and the
 trainers keep their spools.
+
+What a store error does to a batch (engines map their errors, see
+``store.base``): ``StoreUnavailable`` waits and retries for as long as it lasts;
+``StoreRejected`` rejects the batch alone (written one by one to find it);
+anything else is unexpected: the write is retried with backoff while the alarm
+is up (log, ``curvestream_store_unexpected_errors_total``, ``/readyz``), then
+the batches it still fails on are parked (``parked.py``) and only then
+committed, so a bug never costs a point and a poison batch never holds up the
+stream.
 """
 
 from __future__ import annotations
@@ -28,8 +37,10 @@ from curvestream_wire.v1 import run_pb2
 from curvestream_bridge.clock_skew import ClockSkew
 from curvestream_bridge.decode import DecodedBatch, Rejected, decode_batch, decode_meta, decode_status
 from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.parked import ParkedBatch, ParkedBatches
+from curvestream_bridge.ratelog import RateLimitedLog
 from curvestream_bridge.settings import BridgeSettings
-from curvestream_bridge.store.base import Store, StoreUnavailable
+from curvestream_bridge.store.base import Store, StoreRejected, StoreUnavailable
 
 __all__ = ["Ingest", "Message", "Kind"]
 
@@ -51,23 +62,7 @@ class Message:
     ack: Callable[[], None] | None = None  # MQTT: acknowledge to the broker
     reply: concurrent.futures.Future | None = None  # HTTP: gets the Commit or the Rejected
     received_ns: int = 0
-
-
-class _RateLimitedLog:
-    def __init__(self, every_s: float = 10.0) -> None:
-        self.every_s = every_s
-        self._last: dict[str, float] = {}
-        self._suppressed: dict[str, int] = {}
-
-    def warning(self, reason: str, msg: str, *args: object) -> None:
-        now = time.monotonic()
-        if now - self._last.get(reason, -1e9) >= self.every_s:
-            n = self._suppressed.pop(reason, 0)
-            suffix = f" ({n} more like it suppressed)" if n else ""
-            log.warning(msg + suffix, *args)
-            self._last[reason] = now
-        else:
-            self._suppressed[reason] = self._suppressed.get(reason, 0) + 1
+    parked: ParkedBatch | None = None  # a replay: the parked batch this payload came from
 
 
 class Ingest:
@@ -90,11 +85,17 @@ class Ingest:
         self._seen: dict[bytes, SeqSet] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._ratelog = _RateLimitedLog()
+        self._ratelog = RateLimitedLog(log)
         self._dead_letter_lock = threading.Lock()
         self.healthy = True
         self.clocks = ClockSkew(settings.clock_skew_tolerance_s, settings.clock_skew_certain_after_s, metrics)
+        self.parked = ParkedBatches(settings.parked_dir) if settings.parked_dir else None
+        self.unexpected_error = ""  # set while a write that failed unexpectedly is being retried
+        self.last_unexpected_error = ""
         metrics.gauge_fn("curvestream_ingest_queue_depth", self.queue.qsize)
+        if self.parked is not None:
+            parked = self.parked
+            metrics.gauge_fn("curvestream_parked_batches", lambda: parked.count)
 
     # ------------------------------------------------------------------ sources
     def submit(self, message: Message, timeout: float | None = None) -> None:
@@ -169,14 +170,16 @@ class Ingest:
             else:
                 in_round.add(ident)
                 fresh.append((m, batch))
+        parked: list[tuple[Message, DecodedBatch]] = []
         if fresh:
-            refused = self._write([b for _, b in fresh])
-            if refused:
-                why = {id(b): reason for b, reason in refused}
-                for m, b in fresh:
-                    if id(b) in why:
-                        self._reject(m, Rejected("store_refused", why[id(b)], b.producer_id, b.seq))
-                fresh = [(m, b) for m, b in fresh if id(b) not in why]
+            refused, failed = self._write([b for _, b in fresh])
+            for m, b in fresh:
+                if id(b) in refused:
+                    self._reject(m, Rejected("store_refused", refused[id(b)], b.producer_id, b.seq))
+                elif id(b) in failed:
+                    self._park(m, b, failed[id(b)])
+                    parked.append((m, b))
+            fresh = [(m, b) for m, b in fresh if id(b) not in refused and id(b) not in failed]
             for _, b in fresh:
                 self._seen_for(b.producer_id).add(b.seq, b.seq)
             now = time.time_ns()
@@ -195,35 +198,107 @@ class Ingest:
                     self.on_status(b.status)
         for m, b in duplicates:
             self.metrics.inc("curvestream_batches_duplicate_total")
-        self._commit([*fresh, *duplicates])
+        for m, _ in [*fresh, *duplicates]:
+            if m.parked is not None and self.parked is not None:
+                self.parked.remove(m.parked)  # replayed: it left the parked set
+        self._commit([*fresh, *parked, *duplicates])  # a parked batch is the bridge's now: the spool may let go
         for m in others:
             self._other(m)
 
     def _seen_for(self, producer_id: bytes) -> SeqSet:
         seen = self._seen.get(producer_id)
         if seen is None:
-            seen = SeqSet(self._retry(lambda: self.store.stored_ranges(producer_id)))
+            try:
+                ranges = self._retry(lambda: self.store.stored_ranges(producer_id))
+            except _Stopping:
+                raise
+            except Exception as exc:  # noqa: BLE001 - unexpected: the store's own dedupe still holds
+                self.metrics.inc("curvestream_store_unexpected_errors_total")
+                self._ratelog.warning("unexpected ranges", "curvestream bridge: unexpected store error reading the "
+                                      "stored batches of a producer (asked again next time): %s", _why(exc),
+                                      level=logging.ERROR, exc_info=exc)
+                return SeqSet()
+            seen = SeqSet(ranges)
             self._seen[producer_id] = seen
         return seen
 
-    def _write(self, batches: list[DecodedBatch]) -> list[tuple[DecodedBatch, str]]:
-        """Write the batches; return those the store refused for good, with why."""
-        started = time.perf_counter()
-        try:
-            self._retry(lambda: self.store.write(batches))
-            return []
-        except (StoreUnavailable, _Stopping):
-            raise
-        except Exception as exc:  # noqa: BLE001 - a batch the store will never take
-            if len(batches) == 1:
-                return [(batches[0], f"{type(exc).__name__}: {exc}")]
-            refused: list[tuple[DecodedBatch, str]] = []
-            for b in batches:  # find the culprit: write one by one
-                refused.extend(self._write([b]))
-            return refused
-        finally:
-            self.metrics.inc("curvestream_store_write_seconds_sum", time.perf_counter() - started)
-            self.metrics.inc("curvestream_store_write_seconds_count")
+    def _write(self, batches: list[DecodedBatch], attempts: int = 0) -> tuple[dict[int, str], dict[int, str]]:
+        """Write the batches. Returns, by ``id`` of batch, why the store refused
+        some for good (StoreRejected) and why it kept failing unexpectedly on
+        others; every other batch is stored. Waits out StoreUnavailable."""
+        attempts = attempts or self._unexpected_attempts()
+        backoff = Backoff(initial_s=0.2, max_s=5.0)
+        failure = ""
+        for attempt in range(1, attempts + 1):
+            started = time.perf_counter()
+            try:
+                self._retry(lambda: self.store.write(batches))
+                if self.unexpected_error:
+                    log.warning("curvestream bridge: store writes work again")
+                    self.unexpected_error = ""
+                return {}, {}
+            except StoreRejected as exc:
+                if len(batches) == 1:
+                    return {id(batches[0]): _why(exc)}, {}
+                return self._one_by_one(batches, attempts)  # find the culprit
+            except _Stopping:
+                raise
+            except Exception as exc:  # noqa: BLE001 - unexpected: a bug or an unforeseen answer
+                failure = _why(exc)
+                self._alarm(exc, failure, batches, attempt, attempts)
+                if attempt < attempts and backoff.wait(self._stop):
+                    raise _Stopping() from None
+            finally:
+                self.metrics.inc("curvestream_store_write_seconds_sum", time.perf_counter() - started)
+                self.metrics.inc("curvestream_store_write_seconds_count")
+        self.unexpected_error = ""
+        if len(batches) == 1:
+            return {}, {id(batches[0]): failure}
+        return self._one_by_one(batches, 1)  # the batches it still fails on are parked, the others stored
+
+    def _one_by_one(self, batches: list[DecodedBatch], attempts: int) -> tuple[dict[int, str], dict[int, str]]:
+        refused: dict[int, str] = {}
+        failed: dict[int, str] = {}
+        for b in batches:
+            r, f = self._write([b], attempts)
+            refused.update(r)
+            failed.update(f)
+        return refused, failed
+
+    def _unexpected_attempts(self) -> int:
+        """With nowhere to park, a batch is retried until the store takes it."""
+        return self.settings.unexpected_error_attempts if self.parked is not None else 2**62
+
+    def _alarm(self, exc: Exception, failure: str, batches: list[DecodedBatch], attempt: int, attempts: int) -> None:
+        self.unexpected_error = self.last_unexpected_error = failure
+        self.metrics.inc("curvestream_store_unexpected_errors_total")
+        then = "parking what it fails on" if attempt == attempts else "retrying"
+        self._ratelog.warning("unexpected", "curvestream bridge: unexpected store error writing %d batch(es) "
+                              "(attempt %d of %d), %s: %s", len(batches), attempt, attempts, then, failure,
+                              level=logging.ERROR, exc_info=exc)
+
+    def _park(self, m: Message, b: DecodedBatch, why: str) -> None:
+        """Keep the batch in the parked set before anyone is told it is safe; while
+        that is impossible (a full disk), wait, acknowledging nothing."""
+        assert self.parked is not None
+        source = m.parked.source if m.parked is not None else m.source
+        backoff = Backoff(initial_s=0.2, max_s=5.0)
+        while True:
+            try:
+                self.parked.park(m.payload, b.producer_id, b.seq, why, source)
+                break
+            except OSError as exc:
+                self.healthy = False
+                self.metrics.inc("curvestream_park_errors_total")
+                self._ratelog.warning("park", "curvestream bridge: cannot park a batch in %s (%s); it stays "
+                                      "unacknowledged", self.parked.directory, exc)
+                if backoff.wait(self._stop):
+                    raise _Stopping() from None
+        self.healthy = True
+        self.metrics.inc("curvestream_batches_parked_total", source=source)
+        log.error("curvestream bridge: parked batch %d of producer %s (%s/%s) in %s after unexpected store errors "
+                  "(%s); once fixed, `curvestream-bridge replay-dead-letters` stores it", b.seq, b.producer_id.hex(),
+                  b.project, b.run, self.parked.directory, why)
 
     def _retry(self, fn: Callable[[], object]) -> object:
         """Run fn until it works; a StoreUnavailable waits with jittered backoff."""
@@ -236,7 +311,8 @@ class Ingest:
             except StoreUnavailable as exc:
                 self.healthy = False
                 self.metrics.inc("curvestream_store_errors_total")
-                self._ratelog.warning("store", "curvestream bridge: store unavailable, retrying: %s", exc)
+                kind = " ".join(str(exc).split()[:3])  # each kind of outage logged, each at most every 10 s
+                self._ratelog.warning(f"store {kind}", "curvestream bridge: store unavailable, retrying: %s", exc)
                 if backoff.wait(self._stop, exc.retry_after_s):
                     raise _Stopping() from None
 
@@ -265,6 +341,8 @@ class Ingest:
         self._ratelog.warning(rej.reason, "curvestream bridge: rejected a %s payload from %s (%s): %s",
                               m.kind, m.source, rej.reason, rej)
         self._dead_letter(m, rej.reason, str(rej))
+        if m.parked is not None and self.parked is not None:
+            self.parked.remove(m.parked)  # its fate is settled: rejected, kept in the dead-letter file
         if m.ack is not None:
             m.ack()
         if m.reply is not None:
@@ -304,6 +382,10 @@ class Ingest:
             return
         if m.ack is not None:
             m.ack()
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:500]
 
 
 class _Stopping(Exception):

@@ -21,6 +21,13 @@ HELP = {
     "curvestream_store_write_seconds_sum": ("counter", "Time spent in store writes."),
     "curvestream_store_write_seconds_count": ("counter", "Store writes."),
     "curvestream_store_errors_total": ("counter", "Store writes that failed and were retried."),
+    "curvestream_store_unexpected_errors_total": ("counter", "Store writes that failed with an unexpected error "
+                                                  "(a bug, an unforeseen answer): retried, then parked."),
+    "curvestream_batches_parked_total": ("counter", "Batches parked after unexpected store errors, by source."),
+    "curvestream_parked_batches": ("gauge", "Batches waiting in the parked set for replay-dead-letters."),
+    "curvestream_park_errors_total": ("counter", "Attempts to park a batch that failed (disk full): it stays "
+                                      "unacknowledged."),
+    "curvestream_parked_replayed_total": ("counter", "Parked batches replayed into the store."),
     "curvestream_ingest_lag_seconds": ("gauge", "Seconds from a batch being sealed by the trainer to being stored (last batch)."),
     "curvestream_ingest_queue_depth": ("gauge", "Messages waiting for the store writer."),
     "curvestream_live_clients": ("gauge", "Open WebSocket connections."),

@@ -3,6 +3,7 @@ the HTTP app; ``run_bridge`` serves it until interrupted.
 
     curvestream bridge                 # production: settings from CURVESTREAM_* / --config
     curvestream up                     # embedded: amqtt + bridge + DuckDB + page on 127.0.0.1:8080
+    curvestream-bridge replay-dead-letters [--offline]   # store the parked batches again (see replay.py)
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from curvestream_bridge.subscriber import Subscriber
 __all__ = ["Bridge", "run_bridge", "run_embedded", "main"]
 
 log = logging.getLogger("curvestream.bridge")
+
+REPLAY = "replay-dead-letters"
 
 
 class Bridge:
@@ -97,9 +100,10 @@ def _has_sansio() -> bool:
     return True
 
 
-def run_bridge(settings: BridgeSettings) -> None:
+def run_bridge(settings: BridgeSettings, store: Store | None = None) -> None:
+    """Serve until interrupted; ``store``: an engine already open instead of ``settings.store``."""
     settings.check_exposure()
-    bridge = Bridge(settings)
+    bridge = Bridge(settings, store)
     bridge.start()
     log.warning("curvestream bridge: store %s, MQTT %s, HTTP on http://%s", bridge.store.name,
                 settings.mqtt_url or "(off)", settings.http_addr)
@@ -123,6 +127,7 @@ def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127
         "mqtt_client_id": "curvestream-embedded-bridge",
         "mqtt_protocol": "3.1.1",  # amqtt speaks MQTT 3.1.1 only
         "dead_letter_path": str(data / "dead-letters.bin"),
+        "parked_dir": str(data / "parked"),
         **(extra_env or {}),
     }
     settings = BridgeSettings(**overrides)
@@ -147,7 +152,11 @@ def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="curvestream bridge", description="Run the curvestream bridge.")
     parser.add_argument("--config", help="a file of CURVESTREAM_*=value lines (see bridge.example.env)")
-    args = parser.parse_args(argv)
+    parser.add_argument("command", nargs="?", choices=[REPLAY],
+                        help=f"{REPLAY}: store the parked batches again (--help after it for more)")
+    argv = sys.argv[1:] if argv is None else argv
+    cut = argv.index(REPLAY) + 1 if REPLAY in argv else len(argv)  # what follows is the command's
+    args, rest = parser.parse_args(argv[:cut]), argv[cut:]
     logging.basicConfig(level=os.environ.get("CURVESTREAM_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
@@ -155,6 +164,10 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # noqa: BLE001 - pydantic's message names the field
         print(f"curvestream bridge: bad settings: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    if args.command == REPLAY:
+        from curvestream_bridge.replay import main as replay_main
+
+        raise SystemExit(replay_main(settings, rest))
     try:
         run_bridge(settings)
     except KeyboardInterrupt:

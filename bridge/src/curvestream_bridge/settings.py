@@ -60,6 +60,14 @@ class BridgeSettings(BaseSettings):
     """Points per store write at most (several batches are written together)."""
     dead_letter_path: str = ""
     """File where rejected payloads are kept for inspection (framed, with the reason). Empty: none."""
+    parked_dir: str = "./curvestream-data/parked"
+    """Where valid batches the store kept failing on unexpectedly (a bug, an answer nobody foresaw)
+    are parked, one file each with the reason, before the trainer is told it may free its spool;
+    ``curvestream-bridge replay-dead-letters`` stores them once fixed. Empty: never park (such a
+    batch is retried until the store takes it, holding up the stream meanwhile)."""
+    unexpected_error_attempts: int = 5
+    """Attempts of a store write that fails unexpectedly before the batches it still fails on
+    are parked (backoff doubling from 0.2 s, so ~3 s for 5)."""
     live_frame_ms: int = 100
     """Live points are coalesced per frame of this length."""
     clock_skew_tolerance_s: float = 300.0
@@ -88,7 +96,7 @@ class BridgeSettings(BaseSettings):
         return v
 
     @field_validator("max_payload_bytes", "max_batch_points", "ingest_queue_messages", "write_max_points",
-                     "live_frame_ms")
+                     "live_frame_ms", "unexpected_error_attempts")
     @classmethod
     def _positive(cls, v: int) -> int:
         if v <= 0:

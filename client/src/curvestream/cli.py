@@ -7,6 +7,7 @@
     curvestream import tensorboard DIR [--project P]                 TensorBoard event files, every point
     curvestream bridge [--config FILE]                               the bridge alone, for production
     curvestream mqtt add-user PROJECT [--user U] [--passwd-file F --acl-file F]   a trainer account for Mosquitto
+    curvestream bridge replay-dead-letters [--offline]               store the bridge's parked batches again
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from curvestream.settings import Settings
+    from curvestream.losses import read_losses
     from curvestream.spool_replay import spool_status
 
     overrides = {"spool_dir": args.dir} if args.dir else {}
@@ -120,6 +122,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     bridge = settings.bridge_url
     print(f"spool: {settings.spool_path}")
     print(f"bridge: {bridge} ({'reachable' if bridge and _bridge_alive(bridge) else 'not reachable'})")
+    for loss in read_losses(settings.spool_path):
+        print(f"  {loss['project']}/{loss['run']}  lost {loss['points']} points ({loss['batches']} batches "
+              f"not spooled): {loss['reason']}  [remove {loss['file']} once noted]")
     if not status:
         print("nothing pending")
         return 0
@@ -155,7 +160,7 @@ def cmd_bridge(args: argparse.Namespace) -> None:
     _need_bridge()
     from curvestream_bridge.service import main as bridge_main
 
-    bridge_main(["--config", args.config] if args.config else [])
+    bridge_main((["--config", args.config] if args.config else []) + args.bridge_args)
 
 
 def cmd_mqtt_add_user(args: argparse.Namespace) -> int:
@@ -220,6 +225,8 @@ def main(argv: list[str] | None = None) -> None:
 
     bridge = sub.add_parser("bridge", help="run the bridge alone (production)")
     bridge.add_argument("--config", default=None)
+    bridge.add_argument("bridge_args", nargs=argparse.REMAINDER,
+                        help="replay-dead-letters [--offline]: store the parked batches again")
     bridge.set_defaults(func=cmd_bridge)
 
     mqtt = sub.add_parser("mqtt", help="broker accounts").add_subparsers(dest="mqtt_command", required=True)

@@ -63,6 +63,8 @@ class Recorder:
         self.stats = RecorderStats()
         self._builder = builder_factory(self._next_seq)
         self._on_spooled = on_spooled
+        self.on_dropped: Callable[[RecorderStats, str], None] | None = None
+        """Called on the recorder thread each time a batch could not be spooled (counts, why)."""
         self._clock = clock
         self._wake = threading.Event()
         self._final = threading.Event()
@@ -170,6 +172,7 @@ class Recorder:
             if self.settings.spool_full == "drop" or self._final.is_set():
                 self.stats.batches_dropped_spool_full += 1
                 self.stats.points_dropped_spool_full += points
+                self._dropped(f"spool quota of {quota} bytes reached")
                 self._warn_quota(f"curvestream: spool quota of {quota} bytes reached in {self.spool.dir}; "
                                  f"dropped {self.stats.points_dropped_spool_full} points so far "
                                  "(raise CURVESTREAM_SPOOL_MAX_BYTES or set CURVESTREAM_SPOOL_FULL=block)")
@@ -180,16 +183,35 @@ class Recorder:
             self._space.clear()
         if self.spool.bytes_on_disk + len(payload) > 0.8 * quota:
             self._warn_quota(f"curvestream: spool {self.spool.dir} is over 80 % of its {quota}-byte quota")
-        try:
-            self.spool.append(seq, payload, self._clock())
-        except OSError as exc:
-            self.stats.spool_errors += 1
+        failure = self._append(seq, payload)
+        if failure is not None:
             self.stats.batches_dropped_spool_full += 1
             self.stats.points_dropped_spool_full += points
-            self._warn_quota(f"curvestream: cannot write the spool ({exc}); batch {seq} dropped")
+            self._dropped(f"cannot write the spool: {failure}")
+            self._warn_quota(f"curvestream: cannot write the spool ({failure}); batch {seq} dropped")
             return
         self.stats.batches_sealed += 1
         self.stats.points_spooled += points
+
+    def _append(self, seq: int, payload: bytes) -> OSError | None:
+        """Append to the spool; on a full disk, wait for room with ``spool_full=block``
+        (until the run finishes), else give up. Returns what stopped it."""
+        while True:
+            try:
+                self.spool.append(seq, payload, self._clock())
+                return None
+            except OSError as exc:
+                self.stats.spool_errors += 1
+                if self.settings.spool_full == "drop" or self._final.is_set():
+                    return exc
+                self._warn_quota(f"curvestream: cannot write the spool ({exc}); waiting for room "
+                                 "(CURVESTREAM_SPOOL_FULL=block)")
+                self._space.wait(0.5)  # a disk gets room back without telling anyone: look again
+                self._space.clear()
+
+    def _dropped(self, reason: str) -> None:
+        if self.on_dropped is not None:
+            self.on_dropped(self.stats, reason)
 
     def _warn_quota(self, message: str) -> None:
         now = self._clock()

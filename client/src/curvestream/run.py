@@ -27,6 +27,7 @@ from curvestream_wire.v1 import run_pb2
 from curvestream import process_hooks
 from curvestream.encode import BatchBuilder
 from curvestream.http_fallback import BridgeHttp
+from curvestream.losses import LossRecord
 from curvestream.meta import collect_meta, normalize_config
 from curvestream.progress import WaitProgress
 from curvestream.mqtt import MqttLink, client_id_for
@@ -133,6 +134,9 @@ class Run:
             lambda next_seq: BatchBuilder(self.producer_id, self.project, self.name, next_seq, clock_ns),
             on_spooled=self._spooled,
         )
+        self._losses = LossRecord(settings.spool_path, self.producer_id, self.project, self.name)
+        self.recorder.on_dropped = lambda stats, why: self._losses.update(
+            stats.points_dropped_spool_full + stats.points_dropped_queue_full, stats.batches_dropped_spool_full, why)
         self._queue = self.recorder.queue  # log() appends here; the recorder drains it
         self._wake_len = self.recorder.wake_len
         self._queue.append(self.meta)
@@ -365,6 +369,11 @@ class Run:
             damaged_records=len(self.spool.damage) + sum(len(s.damage) for s in self._adopted),
             spool_dir=str(self.settings.spool_path),
         )
+        dropped = report.points_dropped_queue_full + report.points_dropped_spool_full
+        if dropped:
+            self._losses.update(dropped, rec.batches_dropped_spool_full,
+                                self._losses.reason or "the log() queue was full (queue_full=drop)")
+        self._losses.close()
         if report.points_dropped_queue_full or report.points_dropped_spool_full:
             log.warning("curvestream: run %s/%s dropped %d points (queue full: %d, spool full: %d)",
                         self.project, self.name,

@@ -65,9 +65,10 @@ class Settings:
     decides. CURVESTREAM_SPOOL_MAX_BYTES."""
 
     spool_full: Literal["block", "drop"] = "drop"
-    """``drop``: new batches are dropped, counted, warned about and reported at
-    finish(); ``block``: the recorder waits for the bridge (log() blocks once the
-    queue is full too). CURVESTREAM_SPOOL_FULL."""
+    """At the quota, or when the spool's disk is full: ``drop``: new batches are
+    dropped, counted, warned about and reported at finish() and by ``curvestream
+    status``; ``block``: the recorder waits for the bridge, or for room on the
+    disk (log() blocks once the queue is full too). CURVESTREAM_SPOOL_FULL."""
 
     segment_max_bytes: int = 8 * 1024**2
     """A spool segment is closed at this size (or after ``segment_max_age_ms``) and

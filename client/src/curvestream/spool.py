@@ -219,13 +219,23 @@ class Spool:
 
     # ---------------------------------------------------------------- writing
     def append(self, seq: int, payload: bytes, now: float) -> int:
-        """Append one batch; return the bytes written."""
+        """Append one batch; return the bytes written. On a full disk, raise OSError
+        and leave nothing of the record behind (a short write is cut off again)."""
         record = encode_record(seq, payload)
         with self._lock:
             seg = self.segments[-1] if self.segments and not self.segments[-1].closed else None
             if seg is None:
                 seg = self._open_segment(seq, now)
-            os.write(self._fd, record)  # type: ignore[arg-type]
+            try:
+                written = 0
+                while written < len(record):
+                    n = os.write(self._fd, record[written:])  # type: ignore[arg-type]
+                    if n == 0:
+                        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(seg.path))
+                    written += n
+            except OSError:
+                os.ftruncate(self._fd, seg.size)  # type: ignore[arg-type]
+                raise
             seg.size += len(record)
             seg.records += 1
             seg.last_seq = seq
@@ -240,8 +250,14 @@ class Spool:
         path = self.dir / f"{first_seq:020d}.seg"
         tmp = path.with_suffix(".seg.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
-        os.write(fd, head)
-        os.fsync(fd)
+        try:
+            if os.write(fd, head) != len(head):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp))
+            os.fsync(fd)
+        except OSError:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise
         os.rename(tmp, path)
         _fsync_dir(self.dir)
         self._fd = fd

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import urllib.parse
 
-from curvestream_bridge.store.base import Store, StoreUnavailable
+from curvestream_bridge.store.base import Store, StoreRejected, StoreUnavailable
 
-__all__ = ["open_store", "Store", "StoreUnavailable"]
+__all__ = ["open_store", "Store", "StoreRejected", "StoreUnavailable"]
 
 
 def open_store(url: str, writer_id: str = "") -> Store:

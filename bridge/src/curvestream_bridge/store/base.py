@@ -1,6 +1,16 @@
 """The one narrow interface every store engine implements, and the records it
 returns. Engines: :mod:`.duckdb` (embedded) and :mod:`.influx` (InfluxDB
 over the v1 HTTP API: 1.x, 2.x OSS through DBRP mappings, 3.x Core).
+
+What a write may raise, mapped by each engine from its own errors::
+
+    StoreUnavailable   the store cannot take it now (down, overloaded, disk full):
+                       the bridge waits and retries, acknowledging nothing meanwhile
+    StoreRejected      the store will never take this batch (InfluxDB refuses its
+                       lines): the batch is rejected, alone, and the trainer told so
+    anything else      a bug or an answer nobody foresaw: the bridge retries a few
+                       times, raises the alarm, then parks the batch (it is never
+                       rejected for this)
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch
 
-__all__ = ["Store", "StoreUnavailable", "RunRecord", "MetricRecord", "SeriesQuery", "SeriesResult", "RunState",
+__all__ = ["Store", "StoreUnavailable", "StoreRejected", "RunRecord", "MetricRecord", "SeriesQuery", "SeriesResult", "RunState",
            "state_name", "XAxis"]
 
 XAxis = Literal["step", "time", "relative"]
@@ -28,6 +38,11 @@ class StoreUnavailable(Exception):
     def __init__(self, message: str, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+
+
+class StoreRejected(Exception):
+    """The store refuses this batch for good (its content, not the store's state,
+    is the cause): retrying cannot help."""
 
 
 class RunState(str, enum.Enum):
@@ -161,7 +176,8 @@ class Store(Protocol):
 
     def write(self, batches: Sequence[DecodedBatch]) -> None:
         """Store these batches (points, histograms, texts, metadata, status) and
-        their (producer, seq) records, all or nothing. Raises StoreUnavailable."""
+        their (producer, seq) records, all or nothing. Raises StoreUnavailable
+        (retry later) or StoreRejected (never); see the module docstring."""
 
     def stored_ranges(self, producer_id: bytes) -> list[tuple[int, int]]:
         """The seq ranges of this producer already in the store."""

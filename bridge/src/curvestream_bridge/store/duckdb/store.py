@@ -4,7 +4,7 @@ Schema (one file)::
 
     series(sid, project, run, key, kind, count, first_step, last_step, first_ns, last_ns, last_value,
            min_step, max_step, m4_base_step, m4_base_time)
-    chunks, m4b_step, m4b_time, m4_step, m4_time   -- raw points and their rollups, see .duckdb_points
+    chunks, m4b_step, m4b_time, m4_step, m4_time   -- raw points and their rollups, see .points
     histograms(sid, step, wall_ns, edges, counts, min, max, sum, count)
     texts(sid, step, wall_ns, level, text)
     runs(project, run, meta_json, state, reason, status_ns)
@@ -17,12 +17,15 @@ twice changes nothing.
 
 ``duckdb:///file.db?rollups=off`` keeps raw points only (queries then read
 every point of the range).
+
+Errors are mapped by :mod:`.file`: a full disk, a locked file or an
+invalidated database raise :class:`StoreUnavailable`, and the file is opened
+again after DuckDB invalidated it, so writes resume when space returns.
 """
 
 from __future__ import annotations
 
 import json
-import pathlib
 import threading
 import time
 from typing import Any, Sequence
@@ -38,11 +41,11 @@ from curvestream_bridge.store.base import (
     RunRecord,
     SeriesQuery,
     SeriesResult,
-    StoreUnavailable,
     meta_fields,
     record_from_meta,
     state_name,
 )
+from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
 from curvestream_bridge.store.duckdb.points import PointWriter, scan, series_query
 from curvestream_bridge.store.m4.query import empty_result, rollup_axis
@@ -73,27 +76,21 @@ class DuckDBStore:
 
     def __init__(self, path: str, rollups: bool = True) -> None:
         self.path = path
-        if path != ":memory:":
-            pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._con = duckdb.connect(path)
-        except duckdb.IOException as exc:
-            raise StoreUnavailable(f"cannot open DuckDB file {path}: {exc}") from None
-        self._con.execute(_SCHEMA)
-        self._con.execute(POINTS_SCHEMA)
-        self._local = threading.local()
+        self.rollups = rollups
         self._write_lock = threading.Lock()
-        self._sids: dict[tuple[str, str, str, str], int] = {}
-        for sid, project, run, key, kind in self._con.execute("SELECT sid, project, run, key, kind FROM series").fetchall():
-            self._sids[(project, run, key, kind)] = sid
-        self._next_sid = max(self._sids.values(), default=0) + 1
-        self._points = PointWriter(self._con, rollups)
+        self._db = DuckDBFile(path, self._on_open)
         self._migrate_points_table()
+
+    def _on_open(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.execute(_SCHEMA)
+        con.execute(POINTS_SCHEMA)
+        self._reload_sids(con)
+        self._points = PointWriter(con, self.rollups)
 
     def _migrate_points_table(self) -> None:
         """Files written before chunks held their points in a ``points`` table:
         move them (and roll them up) once."""
-        tables = {r[0] for r in self._con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        tables = {r[0] for r in self._db.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         if "points" not in tables:
             return
         cur = self._cursor()
@@ -112,12 +109,10 @@ class DuckDBStore:
         self._points.commit()
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
-        cur = getattr(self._local, "cur", None)
-        if cur is None:
-            cur = self._local.cur = self._con.cursor()
-        return cur
+        return self._db.cursor()
 
     # ------------------------------------------------------------------ writing
+    @mapped
     def write(self, batches: Sequence[DecodedBatch]) -> None:
         with self._write_lock:
             cur = self._cursor()
@@ -132,14 +127,25 @@ class DuckDBStore:
                     cur.executemany("INSERT INTO batches VALUES (?, ?, ?)", rows)
                 cur.execute("COMMIT")
                 self._points.commit()
-            except duckdb.Error as exc:
-                try:
-                    cur.execute("ROLLBACK")
-                except duckdb.Error:
-                    pass
-                self._reload_sids()
-                self._points.reload(cur)
-                raise StoreUnavailable(f"DuckDB write failed: {exc}") from None
+            except BaseException as exc:
+                self._abandon(cur, exc)
+                raise
+
+    def _abandon(self, cur: duckdb.DuckDBPyConnection, exc: BaseException) -> None:
+        """After a failed write: roll back, and forget the series and plans it made."""
+        if isinstance(exc, duckdb.Error):
+            self._db.translate(exc)  # notes an invalidated database, to be reopened
+        if self._db.invalidated:
+            return  # the reopen reads everything afresh
+        try:
+            cur.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # no transaction left to roll back
+        try:
+            self._reload_sids(cur)
+            self._points.reload(cur)
+        except duckdb.Error as again:
+            self._db.translate(again)
 
     @staticmethod
     def _fresh(cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> list[DecodedBatch]:
@@ -159,9 +165,10 @@ class DuckDBStore:
                 out.append(b)
         return out
 
-    def _reload_sids(self) -> None:
-        self._sids = {(p, r, k, kind): sid for sid, p, r, k, kind in
-                      self._cursor().execute("SELECT sid, project, run, key, kind FROM series").fetchall()}
+    def _reload_sids(self, cur: duckdb.DuckDBPyConnection) -> None:
+        self._sids: dict[tuple[str, str, str, str], int] = {
+            (p, r, k, kind): sid for sid, p, r, k, kind in
+            cur.execute("SELECT sid, project, run, key, kind FROM series").fetchall()}
         self._next_sid = max(self._sids.values(), default=0) + 1
 
     def _sid(self, cur: duckdb.DuckDBPyConnection, project: str, run: str, key: str, kind: str) -> int:
@@ -266,14 +273,17 @@ class DuckDBStore:
         )
         return True
 
+    @mapped
     def apply_status(self, status: run_pb2.RunStatus) -> bool:
         with self._write_lock:
             return self._apply_status(self._cursor(), status)
 
+    @mapped
     def apply_meta(self, meta: run_pb2.RunMeta) -> None:
         with self._write_lock:
             self._apply_meta(self._cursor(), meta)
 
+    @mapped
     def stored_ranges(self, producer_id: bytes) -> list[tuple[int, int]]:
         rows = self._cursor().execute(
             """SELECT min(seq), max(seq) FROM (
@@ -284,6 +294,7 @@ class DuckDBStore:
         return [(int(a), int(b)) for a, b in rows]
 
     # ------------------------------------------------------------------ reading
+    @mapped
     def runs(self) -> list[RunRecord]:
         rows = self._cursor().execute(
             """SELECT r.project, r.run, r.meta_json, r.state, r.reason, r.status_ns, r.created_ns,
@@ -302,6 +313,7 @@ class DuckDBStore:
             out.append(rec)
         return out
 
+    @mapped
     def metrics(self, project: str, run: str) -> list[MetricRecord]:
         rows = self._cursor().execute(
             """SELECT key, kind, count, first_step, last_step, first_ns, last_ns, last_value, last_is_nan
@@ -320,6 +332,7 @@ class DuckDBStore:
         ).fetchall()[0]
         return int(row[0]) if row and row[0] is not None else 0
 
+    @mapped
     def series(self, q: SeriesQuery) -> SeriesResult:
         cur = self._cursor()
         sid = self._sids.get((q.project, q.run, q.key, "scalar"))
@@ -330,11 +343,15 @@ class DuckDBStore:
             origin = self._run_start_ns(cur, q.project, q.run) if q.x == "relative" else 0
             result = series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin)
         except BaseException:
-            cur.execute("ROLLBACK")
+            try:
+                cur.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # the database was invalidated under the query: the first error says why
             raise
         cur.execute("COMMIT")
         return result
 
+    @mapped
     def histograms(self, project: str, run: str, key: str, limit: int = 500) -> list[dict[str, Any]]:
         sid = self._sids.get((project, run, key, "histogram"))
         if sid is None:
@@ -348,6 +365,7 @@ class DuckDBStore:
         return [{"step": s, "time_ms": w / 1e6, "edges": e, "counts": c, "min": lo, "max": hi, "sum": sm, "count": n}
                 for s, w, e, c, lo, hi, sm, n in rows]
 
+    @mapped
     def texts(self, project: str, run: str, key: str | None, limit: int = 1000) -> list[dict[str, Any]]:
         cond, params = "s.project = ? AND s.run = ? AND s.kind = 'text'", [project, run]
         if key is not None:
@@ -359,12 +377,8 @@ class DuckDBStore:
         return [{"key": k, "step": st, "time_ms": w / 1e6, "level": lv, "text": tx} for k, st, w, lv, tx in reversed(rows)]
 
     def ping(self) -> bool:
-        try:
-            self._cursor().execute("SELECT 1").fetchone()
-            return True
-        except duckdb.Error:
-            return False
+        return self._db.ping()
 
     def close(self) -> None:
         with self._write_lock:
-            self._con.close()
+            self._db.close()

@@ -4,9 +4,12 @@ mappings, 3.x Core).
 
 What a failure means for a batch: a server that is down, overloaded or
 stopping (a connection error, 5xx, 429, or one of the errors InfluxDB answers
-inside a 200 about its own state) raises :class:`StoreUnavailable`, so the batch
-waits and is written later; an error of the statement or of the lines raises
-``RuntimeError``.
+inside a 200 about its own state), or one that refuses our credentials or
+database (401, 403, 404: a setting to fix, not a batch to drop) raises
+:class:`StoreUnavailable`, so the batch waits and is written later; lines
+InfluxDB refuses (400, 413) raise :class:`StoreRejected`; an error of a
+statement, or any other answer, raises ``RuntimeError`` (unexpected: the bridge
+parks the batch rather than rejecting it).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 import httpx
 from curvestream_wire.backoff import Backoff
 
-from curvestream_bridge.store.base import StoreUnavailable
+from curvestream_bridge.store.base import StoreRejected, StoreUnavailable
 
 __all__ = ["InfluxHTTP", "LINES_PER_REQUEST", "STATEMENTS_PER_REQUEST"]
 
@@ -144,8 +147,11 @@ class InfluxHTTP:
                                       headers={"Content-Encoding": "gzip", "Content-Type": "text/plain"})
                 if resp.status_code == 204:
                     return
-                if resp.status_code == 400 and "partial write" not in resp.text:
-                    raise RuntimeError(f"InfluxDB rejected lines: {resp.text[:300]}")
+                if resp.status_code in (400, 413):
+                    raise StoreRejected(f"InfluxDB rejected lines ({resp.status_code}): {resp.text[:300]}")
+                if resp.status_code in (401, 403, 404):
+                    raise StoreUnavailable(f"InfluxDB refused the write ({resp.status_code}; check the store URL's "
+                                           f"credentials and database): {resp.text[:300]}", 5.0)
                 if resp.status_code < 500 and resp.status_code not in (429, 408):
                     raise RuntimeError(f"InfluxDB write failed ({resp.status_code}): {resp.text[:300]}")
                 retry_after = _retry_after(resp.headers.get("Retry-After"))

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from curvestream_bridge.store import open_store
-from curvestream_bridge.store.base import StoreUnavailable
+from curvestream_bridge.store.base import StoreRejected, StoreUnavailable
 
 
 def _answering(store, error: str) -> None:
@@ -43,3 +43,46 @@ def test_an_error_of_the_statement_is_not_retried(influxd):
         assert not isinstance(err.value, StoreUnavailable)
     finally:
         store.close()
+
+
+def _writer_answering(status: int, text: str):
+    from curvestream_bridge.store.influx.http import InfluxHTTP
+
+    db = InfluxHTTP("influxdb://127.0.0.1:9/errors", write_deadline_s=0.5)
+    db.http.close()
+    db.http = httpx.Client(base_url=db.base_url,
+                           transport=httpx.MockTransport(lambda request: httpx.Response(status, text=text)))
+    return db
+
+
+@pytest.mark.parametrize("status, text", [
+    (400, '{"error":"partial write: field type conflict: input field \\"v\\" is type integer"}'),
+    (400, '{"error":"unable to parse \'m v=\': missing field value"}'),
+    (413, '{"error":"Request Entity Too Large"}'),
+])
+def test_lines_influxdb_refuses_are_rejected_for_good(status, text):
+    db = _writer_answering(status, text)
+    try:
+        with pytest.raises(StoreRejected):
+            db.write(["m v=1 1"])
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("status", [401, 403, 404, 429, 500, 503])
+def test_wrong_credentials_a_missing_database_or_an_overloaded_server_make_the_write_wait(status):
+    db = _writer_answering(status, '{"error":"nope"}')
+    try:
+        with pytest.raises(StoreUnavailable):
+            db.write(["m v=1 1"])
+    finally:
+        db.close()
+
+
+def test_an_answer_nobody_foresaw_is_neither_retried_nor_a_rejection():
+    db = _writer_answering(418, "I'm a teapot")
+    try:
+        with pytest.raises(RuntimeError):
+            db.write(["m v=1 1"])
+    finally:
+        db.close()
