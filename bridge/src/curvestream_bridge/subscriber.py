@@ -53,10 +53,6 @@ class Subscriber:
     def connected(self) -> bool:
         return self._connected.is_set()
 
-    @property
-    def protocol_name(self) -> str:
-        return self._conn.protocol_name
-
     # ------------------------------------------------------------------ life
     def start(self) -> None:
         self._conn.start()
@@ -93,7 +89,7 @@ class Subscriber:
         self._connected.set()
         log.info("curvestream bridge: subscribed at %s:%s (MQTT %s, session present: %s)",
                  self._conn.endpoint.host, self._conn.endpoint.port,
-                 self.protocol_name, getattr(flags, "session_present", "?"))
+                 self._conn.protocol_name, getattr(flags, "session_present", "?"))
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
         self._connected.clear()

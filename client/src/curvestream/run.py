@@ -1,5 +1,8 @@
 """A run: what ``curvestream.init()`` returns.
 
+(Over 400 lines: the one public class of a training script; batching, sending
+and process hooks live in recorder.py, uploader.py and process_hooks.py.)
+
     >>> import curvestream
     >>> with curvestream.init(project="demo", run="r1", mode="offline") as run:  # doctest: +SKIP
     ...     for step in range(3):

@@ -1,5 +1,8 @@
 """Embedded DuckDB: the store for one machine with no servers.
 
+(Over 400 lines: one engine class behind the Store protocol; its point chunks,
+rollups and file handling already live in points.py, chunks.py and file.py.)
+
 Schema (one file)::
 
     series(sid, project, run, key, kind, count, first_step, last_step, first_ns, last_ns, last_value,
