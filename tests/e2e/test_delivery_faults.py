@@ -138,4 +138,4 @@ def test_a_trainer_killed_mid_run_is_completed_by_sync_and_shows_as_lost(tmp_pat
     assert steps == list(range(count)), "each point exactly once, none missing below the last"
     assert count >= logged
     wait_until(lambda: run_state(bridge.url, "faults", run_name) == "lost", 30, "the run to show as lost")
-    assert not any(p.glob("*.seg") for p in spool_dir.iterdir()), "sync emptied the spool"
+    assert not list(spool_dir.rglob("*.seg")), "sync emptied the spool"
