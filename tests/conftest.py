@@ -6,8 +6,14 @@ import pathlib
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
 
 from servers import Amqtt, BridgeProcess, Influxd, Mosquitto
+
+# property-based tests: no wall-clock deadline (speed lives in bench/), no example database in the tree
+hypothesis_settings.register_profile("curvestream", deadline=None, database=None, print_blob=True)
+hypothesis_settings.load_profile("curvestream")
 
 OUTPUT_DIR = pathlib.Path(__file__).resolve().parent.parent / "test-output"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from curvestream.http_fallback import Permanent, Retryable
@@ -26,9 +28,10 @@ class FakeLink:
         self.connected = True
         self.down_since = clock.now
         self.sent: list[tuple[str, int]] = []
+        self.polls = 0  # one per uploader round
 
     def poll(self) -> None:
-        pass
+        self.polls += 1
 
     def watch_commits(self, producer_id: bytes) -> None:
         pass
@@ -99,6 +102,87 @@ def test_a_batch_without_commit_is_sent_again_after_the_ack_timeout(setup):
     resent = [s for _, s in link.sent][4:]
     assert resent[:2] == [3, 4], "uncommitted 3 and 4 again, committed 1 and 2 never again"
     assert up.stats.resends == 2
+
+
+def test_a_bridge_that_commits_slowly_behind_a_backlog_gets_no_batch_twice(setup):
+    clock, spool, link, http, up = setup
+    up.pump()
+    for seq in (1, 2, 3, 4, 5, 6):  # one commit every 4 s: each batch waits far beyond the ack timeout
+        clock.now += 4
+        up.on_commit(commit(seq, seq))
+        up.pump()
+    assert up.stats.resends == 0
+    assert [s for _, s in link.sent] == list(range(1, 11)), "each batch sent once"
+
+
+def test_commits_of_old_duplicates_keep_a_backlogged_bridge_from_getting_the_window_again(setup):
+    clock, spool, link, http, up = setup
+    up.pump()  # 1..4 at t=0; the bridge is still working through earlier re-sends of other seqs
+    for _ in range(5):
+        clock.now += 3
+        up.on_commit(commit(20, 20))  # a duplicate from long ago, committed again
+        up.pump()
+    assert up.stats.resends == 0
+    assert [s for _, s in link.sent] == [1, 2, 3, 4]
+
+
+def test_a_bridge_that_commits_less_often_than_the_ack_timeout_gets_no_more_resends_once_its_pace_is_known(setup):
+    clock, spool, link, http, up = setup
+    up.pump()
+    resends = []
+    for second in range(1, 50):  # a commit every 7 s, longer than the 5 s ack timeout; a round every second
+        clock.now += 1
+        if second % 7 == 0:
+            up.on_commit(commit(second // 7, second // 7))
+        up.pump()
+        resends.append(up.stats.resends)
+    assert resends[-1] > 0, "before two commits, the window goes again after the ack timeout"
+    assert resends[-1] == resends[20], "once commits come 7 s apart, nothing is sent twice"
+
+
+def test_a_batch_overtaken_by_later_ones_is_sent_again_alone(setup):
+    clock, spool, link, http, up = setup
+    up.pump()  # 1..4 at t=0
+    clock.now += 1
+    up.on_commit(commit(2, 4))  # 1 was lost on the way
+    up.pump()  # 5..7 at t=1
+    clock.now += 2
+    up.on_commit(commit(5, 5))
+    up.pump()  # 8 at t=3
+    clock.now += 3
+    up.pump()
+    assert [s for _, s in link.sent] == [1, 2, 3, 4, 5, 6, 7, 8, 1]
+    assert up.stats.resends == 1
+
+
+def test_without_any_commit_the_window_is_sent_again_less_and_less_often(setup):
+    clock, spool, link, http, up = setup
+    start, resent_at = clock.now, []
+    up.pump()
+    for _ in range(40):
+        clock.now += 1
+        before = len(link.sent)
+        up.pump()
+        if len(link.sent) > before:
+            resent_at.append(clock.now - start)
+    assert resent_at == [6, 17, 38], "after 5 s, then 10 s, then 20 s without a commit"
+    assert up.stats.resends == 12
+
+
+def test_waiting_for_commits_that_do_not_come_does_not_spin(tmp_path):
+    settings = Settings(spool_dir=str(tmp_path), max_inflight_batches=4)
+    spool = Spool.create(tmp_path, PID, "p", "r")
+    spool.append(1, batch_pb2.Batch(version=1, producer_id=PID, seq=1, project="p", run="r").SerializeToString(), now=0)
+    link = FakeLink(Clock())
+    up = Uploader(settings, link, None)  # type: ignore[arg-type]
+    up.track(spool)
+    up.start()
+    try:
+        assert not up.wait_committed([PID], time.monotonic() + 1.0)
+    finally:
+        up.stop()
+        spool.release()
+    assert link.polls < 100, f"{link.polls} uploader rounds in one second of waiting: a busy loop"
 
 
 def test_broker_down_past_the_fallback_time_switches_to_http_and_back(setup):

@@ -9,10 +9,15 @@ spool in seq order and hands them to the best exporter (:mod:`.exporters`):
   ``fallback_after_ms`` and a bridge URL is set;
 - nothing otherwise: the spool simply grows on disk.
 
-A batch leaves the spool only when a ``Commit`` from the bridge names it. A sent
-batch with no commit after ``ack_timeout_ms`` is sent again, as is everything
-uncommitted after a channel change; the bridge drops re-sends by
-(producer, seq), so this is safe.
+A batch leaves the spool only when a ``Commit`` from the bridge names it. When
+no commit at all arrives for ``ack_timeout_ms`` (a bridge or broker restart, a
+store outage), everything in flight is sent again, and the wait doubles after
+each such round (up to 8×); while commits keep arriving, only a batch that a
+later one overtook is sent again. The timeout stretches to twice the recent
+time between commits (a bridge behind a backlog is slow, not gone). Everything uncommitted is sent again after a
+channel change. The bridge drops re-sends by (producer, seq), so this is safe;
+sending the whole window again while the bridge is merely behind would only
+lengthen its backlog with duplicates.
 """
 
 from __future__ import annotations
@@ -70,6 +75,10 @@ class _Tracked:
     cursor: tuple[int, int] | None = None  # (segment first_seq, byte offset of the next record)
     inflight: dict[int, float] = dataclasses.field(default_factory=dict)
     finished: bool = False  # owner closed it: no more appends
+    progress_at: float = 0.0  # when a commit last arrived
+    newest_committed_sent: float = float("-inf")  # send time of the newest batch a commit took
+    stalls: int = 0  # ack timeouts in a row without any commit
+    commit_gap: float = 0.0  # time between commits lately (a decaying maximum), seconds
 
     def outstanding(self) -> list[tuple[int, int]]:
         """Uncommitted (first, last) seq ranges, segment by segment."""
@@ -101,7 +110,7 @@ class Uploader:
         self._wall_clock_ns = wall_clock_ns
         self._clock_warned = False
         self._tracked: dict[bytes, _Tracked] = {}
-        self._commits: collections.deque[run_pb2.Commit] = collections.deque()
+        self._commits: collections.deque[tuple[float, run_pb2.Commit]] = collections.deque()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -131,7 +140,7 @@ class Uploader:
 
     def on_commit(self, commit: run_pb2.Commit) -> None:
         """Thread-safe: called by paho's thread or after an HTTP answer."""
-        self._commits.append(commit)
+        self._commits.append((self._clock(), commit))
         self._wake.set()
 
     def wake(self) -> None:
@@ -194,13 +203,9 @@ class Uploader:
             return
         timeout = self.settings.ack_timeout_ms / 1000
         for t in tracked:
-            if t.inflight and now - min(t.inflight.values()) > timeout:
-                self.stats.resends += len(t.inflight)
-                self._rewind(t)
+            self._resend_lost(t, now, timeout)
             if not self._send_from(t, channel, now):
                 break
-        with self.progress:
-            self.progress.notify_all()
 
     def _choose_channel(self, now: float) -> Channel:
         if self.link is not None and self.link.connected:
@@ -211,6 +216,24 @@ class Uploader:
                 return Channel.HTTP
         return Channel.NONE
 
+    def _resend_lost(self, t: _Tracked, now: float, timeout: float) -> None:
+        if not t.inflight:
+            return
+        # a bridge whose commits come further apart than the ack timeout is behind, not gone: wait twice its pace
+        timeout = max(timeout, 2 * t.commit_gap)
+        quiet_since = max(min(t.inflight.values()), t.progress_at)
+        if now - quiet_since > timeout * 2 ** min(t.stalls, 3):  # nothing committed: all of it again
+            self.stats.resends += len(t.inflight)
+            t.stalls += 1
+            self._rewind(t)
+            return
+        overtaken = [seq for seq, sent in t.inflight.items() if sent < t.newest_committed_sent and now - sent > timeout]
+        if overtaken:  # lost on the way while later batches arrived (a broker restart between them)
+            self.stats.resends += len(overtaken)
+            for seq in overtaken:
+                del t.inflight[seq]
+            t.cursor = None
+
     @staticmethod
     def _rewind(t: _Tracked) -> None:
         t.cursor = None
@@ -219,7 +242,7 @@ class Uploader:
     def _apply_commits(self) -> None:
         changed = False
         while self._commits:
-            commit = self._commits.popleft()
+            arrived, commit = self._commits.popleft()
             self._compare_clocks(commit)
             tracked = self._tracked.get(commit.producer_id)
             if tracked is None:
@@ -231,8 +254,12 @@ class Uploader:
                 tracked.committed.add(r.first, r.last)
                 self.stats.batches_rejected += r.last - r.first + 1
                 log.error("curvestream: the bridge rejected batches %d..%d for good (%s)", r.first, r.last, commit.bridge_id)
+            # any commit, even of a re-sent duplicate, shows the bridge working through what we sent
+            if tracked.progress_at:
+                tracked.commit_gap = max(arrived - tracked.progress_at, 0.9 * tracked.commit_gap)
+            tracked.progress_at, tracked.stalls = max(tracked.progress_at, arrived), 0
             for seq in [s for s in tracked.inflight if s in tracked.committed]:
-                del tracked.inflight[seq]
+                tracked.newest_committed_sent = max(tracked.newest_committed_sent, tracked.inflight.pop(seq))
                 self.stats.batches_committed += 1
             changed = True
         if changed:

@@ -1,0 +1,156 @@
+"""A hundred runs at once into one bridge: nothing lost, live latency, bridge memory.
+
+    nice .venv/bin/python bench/many_runs.py [--processes 4] [--runs-each 25] [--rate 1000] [--seconds 60]
+        [--store duckdb|influxdb]
+
+``--processes`` trainer processes (tests/paced_trainer.py) drive ``--runs-each``
+runs each, every run its own producer, spool and MQTT connection, each logging
+``--rate`` points/s (2 keys) for ``--seconds`` through a real Mosquitto into
+one bridge process. Meanwhile a WebSocket client has ``/api/v1/live`` open,
+subscribed to every run, and the bridge's RSS is sampled every second.
+
+Printed: points logged and stored per series (any difference is a loss);
+live latency p50 / p99 / max over every pushed point (its arrival at the
+WebSocket minus its ``log()`` wall time, same machine and clock; goal p99 ≤ 1 s)
+and ``gap`` messages (points the bridge did not push); the bridge's RSS at
+start, peak and end; the load average beside them. Never asserts a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+from _page import pct  # noqa: E402
+from _servers import BridgeProcess, Influxd, Mosquitto, wait_until  # noqa: E402
+from query_m4 import machine  # noqa: E402
+
+TESTS = pathlib.Path(__file__).resolve().parent.parent / "tests"
+sys.path.insert(0, str(TESTS))
+from helpers import metric_counts  # noqa: E402
+from paced_trainer import KEYS  # noqa: E402
+
+PROJECT = "many"
+
+
+def rss_mb(pid: int) -> float:
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class LiveListener(threading.Thread):
+    """A WebSocket on /api/v1/live subscribed to the given runs; latency of every pushed point."""
+
+    def __init__(self, url: str, runs: list[str]) -> None:
+        super().__init__(daemon=True)
+        self.url, self.runs = url, runs
+        self.latencies_ms: list[float] = []
+        self.gaps = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        from websockets.sync.client import connect
+
+        with connect(self.url, max_size=None) as ws:
+            ws.send(json.dumps({"subscribe": [{"project": PROJECT, "run": r} for r in self.runs]}))
+            while not self.stop.is_set():
+                try:
+                    text = ws.recv(timeout=0.5)
+                except TimeoutError:
+                    continue
+                now_ms = time.time() * 1000
+                msg = json.loads(text)
+                if msg.get("type") == "points":
+                    for series in msg["series"]:
+                        self.latencies_ms.extend(now_ms - t for t in series["time_ms"])
+                elif msg.get("type") == "gap":
+                    self.gaps += 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--processes", type=int, default=4)
+    parser.add_argument("--runs-each", type=int, default=25)
+    parser.add_argument("--rate", type=int, default=1000, help="points/s of each run")
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--store", choices=("duckdb", "influxdb"), default="duckdb")
+    args = parser.parse_args()
+    print(f"# reproduce: nice {sys.executable} bench/many_runs.py --processes {args.processes} "
+          f"--runs-each {args.runs_each} --rate {args.rate} --seconds {args.seconds:g} --store {args.store}")
+    runs = [f"p{p}-{j}" for p in range(args.processes) for j in range(args.runs_each)]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmpdir = pathlib.Path(tmp)
+        broker = Mosquitto(tmpdir / "mosquitto")
+        broker.start()
+        influx = None
+        if args.store == "influxdb":
+            influx = Influxd(tmpdir / "influxd")
+            influx.start(timeout=60)
+            store = influx.store_url("many")
+        else:
+            store = f"duckdb:///{tmpdir / 'store.duckdb'}"
+        bridge = BridgeProcess(tmpdir / "bridge", store, broker.url, log_level="WARNING")
+        bridge.start()
+        procs: list[subprocess.Popen] = []
+        try:
+            listener = LiveListener(bridge.url.replace("http://", "ws://") + "/api/v1/live", runs)
+            listener.start()
+            rss = [rss_mb(bridge.pid)]
+            t0 = time.monotonic()
+            for p in range(args.processes):
+                settings = {"mqtt_url": broker.url, "bridge_url": bridge.url, "spool_dir": str(tmpdir / f"spool-{p}"),
+                            "finish_timeout_ms": 900_000}
+                procs.append(subprocess.Popen(
+                    [sys.executable, str(TESTS / "paced_trainer.py"), PROJECT, f"p{p}", "--runs", str(args.runs_each),
+                     "--rate", str(args.rate), "--seconds", str(args.seconds), "--out", str(tmpdir / f"logged-{p}.json"),
+                     "--settings", json.dumps(settings)], stdout=subprocess.DEVNULL))
+            while any(proc.poll() is None for proc in procs):
+                rss.append(rss_mb(bridge.pid))
+                time.sleep(1)
+            elapsed = time.monotonic() - t0
+            machine("while the trainers finished")
+            time.sleep(1)
+            listener.stop.set()
+            listener.join(5)
+            logged = {}
+            for p in range(args.processes):
+                logged.update(json.loads((tmpdir / f"logged-{p}.json").read_text()))
+            lost = 0
+            for run in runs:
+                counts = metric_counts(bridge.url, PROJECT, run)
+                lost += sum(logged[run]["keys"][k]["count"] - counts.get(k, 0) for k in KEYS)
+            total = sum(logged[r]["keys"][k]["count"] for r in runs for k in KEYS)
+            incomplete = [r for r in runs if not logged[r]["complete"]]
+            lat = listener.latencies_ms
+            print(f"\n{len(runs)} runs ({args.processes} processes × {args.runs_each}) × {args.rate} points/s × "
+                  f"{args.seconds:g} s into one bridge ({args.store}); {elapsed:.0f} s until every run had finished")
+            print(f"  logged {total:,} points; stored {total - lost:,}; lost {lost:,}; runs not complete at finish(): "
+                  f"{len(incomplete)}")
+            if lat:
+                print(f"  live push to an open WebSocket (all runs subscribed): {len(lat):,} points, latency "
+                      f"p50 {pct(lat, 0.5):.0f} ms, p99 {pct(lat, 0.99):.0f} ms, max {max(lat):.0f} ms "
+                      f"(goal p99 <= 1000 ms); gap messages: {listener.gaps}")
+            print(f"  bridge RSS: start {rss[0]:.0f} MB, peak {max(rss):.0f} MB, end {rss[-1]:.0f} MB "
+                  f"(sampled every second)")
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+            bridge.stop()
+            broker.stop()
+            if influx is not None:
+                influx.stop()
+
+
+if __name__ == "__main__":
+    main()
