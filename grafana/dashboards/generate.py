@@ -13,7 +13,8 @@ One dashboard per query flavour, each on its own data source:
 Both have the same variables (project; run and metric, multi-select with
 "All") and the same panels: M4-downsampled curves as Grafana time series and
 as the curvestream panel, one of each per metric (repeated by ``$metric``),
-non-finite values per window, and the bridge's Grafana Live stream.
+non-finite values per window, and the bridge's Grafana Live stream; the
+bridge's alerts (measurement ``cs_alert``) are annotations.
 """
 
 from __future__ import annotations
@@ -214,13 +215,29 @@ def dashboard(flavour: str) -> dict[str, Any]:
         "schemaVersion": SCHEMA_VERSION,
         "version": 1,
         "links": [],
-        "annotations": {"list": []},
+        "annotations": {"list": [alert_annotation(flavour)]},
         "templating": {"list": [
             variable(flavour, "project", "Project", "project_values", multi=False),
             variable(flavour, "run", "Run", "run_values", multi=True),
             variable(flavour, "metric", "Metric", "metric_values", multi=True),
         ]},
         "panels": panels,
+    }
+
+
+def alert_annotation(flavour: str) -> dict[str, Any]:
+    """The bridge's alerts (measurement cs_alert) as annotations on every time panel."""
+    query = load_query("alert_annotations", flavour)
+    return {
+        "name": "curvestream alerts",
+        "datasource": FLAVOURS[flavour]["datasource"],
+        "enable": True,
+        "hide": False,
+        "iconColor": "red",
+        "query": query,
+        "target": {"refId": "Anno", "query": query, "rawQuery": True, "resultFormat": "table"},
+        "textColumn": "message" if flavour == "influxql" else "_value",
+        "tagsColumn": "kind,state,metric",
     }
 
 

@@ -148,5 +148,6 @@ def test_nonfinite_values_are_counted_per_window_in_the_series_that_logged_them(
 
 
 def test_every_library_query_was_run_here() -> None:
-    covered = {"project_values", "run_values", "metric_values", "curves_m4", "nonfinite_count"}
+    covered = {"project_values", "run_values", "metric_values", "curves_m4", "nonfinite_count",
+               "alert_annotations"}  # the last one in test_alert_queries.py
     assert set(query_library()) == covered

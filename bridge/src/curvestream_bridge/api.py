@@ -136,6 +136,9 @@ def create_app(bridge: "Bridge") -> FastAPI:
     async def runs(request: Request, project: str | None = None, tag: str | None = None,
                    group: str | None = None, state: str | None = None) -> dict[str, Any]:
         records = await in_thread(bridge.store.runs)
+        firing: dict[tuple[str, str], int] = {}
+        for a in bridge.alerts.engine.alerts(state="firing") if bridge.alerts is not None else []:
+            firing[(a.project, a.run)] = firing.get((a.project, a.run), 0) + 1
         config_filters = {k[7:]: v for k, v in request.query_params.items() if k.startswith("config.")}
         wanted = []
         for r in records:
@@ -152,9 +155,18 @@ def create_app(bridge: "Bridge") -> FastAPI:
             wanted.append(r)
         # a finished run whose tail is still in its trainer's spool: how many batches are missing
         pending = await in_thread(lambda: [bridge.tails.pending_batches(r.project, r.run) for r in wanted])
-        out = [{**r.to_json(), "pending_batches": p, **_clock_json(bridge.ingest.clocks.of_run(r.project, r.run))}
+        out = [{**r.to_json(), "pending_batches": p, "alerts_firing": firing.get((r.project, r.run), 0),
+                **_clock_json(bridge.ingest.clocks.of_run(r.project, r.run))}
                for r, p in zip(wanted, pending)]
         return {"runs": out}
+
+    @app.get("/api/v1/alerts", tags=["alerts"], dependencies=[Depends(can_read)])
+    def alerts(project: str | None = None, run: str | None = None,
+               state: Literal["firing", "resolved"] | None = None) -> dict[str, Any]:
+        """Alerts of the alert engine (docs/alerts.md), oldest first."""
+        engine = bridge.alerts.engine if bridge.alerts is not None else None
+        found = engine.alerts(project, run, state) if engine is not None else []
+        return {"alerts": [a.to_json() for a in found]}
 
     @app.get("/api/v1/runs/{project}/{run}/metrics", tags=["runs"], dependencies=[Depends(can_read)])
     async def metrics_of_run(project: str, run: str) -> dict[str, Any]:

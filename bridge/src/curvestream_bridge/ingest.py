@@ -74,6 +74,7 @@ class Ingest:
         publish_commit: Callable[[bytes, run_pb2.Commit], None] | None = None,
         on_stored: Callable[[list[DecodedBatch]], None] | None = None,
         on_status: Callable[[run_pb2.RunStatus], None] | None = None,
+        on_round: Callable[[list[DecodedBatch]], None] | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -81,6 +82,7 @@ class Ingest:
         self.publish_commit = publish_commit
         self.on_stored = on_stored
         self.on_status = on_status
+        self.on_round = on_round  # the alert engine: fresh and re-sent batches, before the commit
         self.queue: queue.Queue[Message] = queue.Queue(maxsize=settings.ingest_queue_messages)
         self._seen: dict[bytes, SeqSet] = {}
         self._stop = threading.Event()
@@ -201,6 +203,8 @@ class Ingest:
         for m, _ in [*fresh, *duplicates]:
             if m.parked is not None and self.parked is not None:
                 self.parked.remove(m.parked)  # replayed: it left the parked set
+        if self.on_round is not None and (fresh or duplicates):
+            self._retry(lambda: self.on_round([b for _, b in [*fresh, *duplicates]]))
         self._commit([*fresh, *parked, *duplicates])  # a parked batch is the bridge's now: the spool may let go
         for m in others:
             self._other(m)

@@ -84,6 +84,11 @@ class LiveHub:
             self._events.append({"type": "status", "project": status.project, "run": status.run,
                                  "state": state_name(status.state), "reason": status.reason})
 
+    def alert(self, alert: dict[str, Any]) -> None:
+        """An alert changed: pushed to the sockets watching its run."""
+        with self._lock:
+            self._events.append({"type": "alert", "project": alert["project"], "run": alert["run"], "alert": alert})
+
     # ------------------------------------------------------------------ asyncio side
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._flush_forever())

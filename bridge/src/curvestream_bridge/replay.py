@@ -75,7 +75,7 @@ def _replay_offline(settings: BridgeSettings) -> dict[str, Any]:
     from curvestream_bridge.service import Bridge
 
     bridge = Bridge(settings.model_copy(update={"mqtt_url": ""}))
-    bridge.ingest.start()
+    bridge.start()  # no subscriber without MQTT; the alert state is read so replayed points are evaluated too
     try:
         return replay_parked(bridge.ingest)
     finally:

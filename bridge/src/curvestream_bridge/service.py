@@ -18,6 +18,8 @@ from typing import Any
 
 import uvicorn
 
+from curvestream_bridge.alerts.cluster import AlertFeed
+from curvestream_bridge.alerts.service import AlertService
 from curvestream_bridge.api import create_app
 from curvestream_bridge.embedded import EmbeddedBroker
 from curvestream_bridge.ingest import Ingest
@@ -43,8 +45,16 @@ class Bridge:
         self.live = LiveHub(settings.live_frame_ms)
         self.subscriber: Subscriber | None = None
         self.tails = RunTails(self.store)
+        # bridges sharing a subscription each see part of a run: their alerts come from a feed of the whole
+        cluster = bool(settings.alerts and settings.mqtt_url and settings.mqtt_shared_group
+                       and settings.mqtt_protocol != "3.1.1")
+        self.alerts = AlertService(settings, self.store, self.metrics, publish=self._publish_alert,
+                                   on_alert=self.live.alert, cluster=cluster) if settings.alerts else None
+        self.alert_feed = AlertFeed(settings, self.alerts, self.alerts.leader_changed) \
+            if cluster and self.alerts is not None else None
         self.ingest = Ingest(self.store, settings, self.metrics, publish_commit=self._publish_commit,
-                             on_stored=self.live.points, on_status=self._on_status)
+                             on_stored=self.live.points, on_status=self._on_status,
+                             on_round=self.alerts.on_round if self.alerts is not None and not cluster else None)
         if settings.mqtt_url:
             self.subscriber = Subscriber(settings, self.ingest, self.metrics)
         if settings.grafana_live_url:
@@ -57,12 +67,22 @@ class Bridge:
     def _on_status(self, status: Any) -> None:
         self.tails.on_status(status)
         self.live.status(status)
+        if self.alerts is not None and self.alert_feed is None:
+            self.alerts.on_status(status)
 
     def _publish_commit(self, producer_id: bytes, commit: Any) -> None:
         if self.subscriber is not None:
             self.subscriber.publish_commit(producer_id, commit)
 
+    def _publish_alert(self, topic: str, payload: bytes) -> None:
+        if self.subscriber is not None:
+            self.subscriber.publish(topic, payload)
+
     def start(self) -> None:
+        if self.alerts is not None:
+            self.alerts.start()
+        if self.alert_feed is not None:
+            self.alert_feed.start()
         self.ingest.start()
         if self.subscriber is not None:
             self.subscriber.start()
@@ -71,6 +91,10 @@ class Bridge:
         if self.subscriber is not None:
             self.subscriber.stop()
         self.ingest.stop()
+        if self.alert_feed is not None:
+            self.alert_feed.stop()
+        if self.alerts is not None:
+            self.alerts.stop()
         if self.live.grafana is not None:
             self.live.grafana.close()
         self.store.close()

@@ -81,12 +81,33 @@ class BridgeSettings(BaseSettings):
     grafana_live_token: str = ""
     grafana_live_stream: str = "curvestream"
 
+    alerts: bool = True
+    """Evaluate alert rules as points are stored (``CURVESTREAM_ALERTS=0`` turns the engine off)."""
+    alert_rules: str = ""
+    """YAML file of alert rules (docs/alerts.md); empty: the defaults (non-finite on every key, plateau on
+    keys containing ``loss``, stalled after 300 s, lost). An invalid file stops the bridge at start."""
+    alert_webhook_url: str = ""
+    """Webhook URLs (comma-separated) that receive alerts in the Alertmanager v4 webhook format."""
+    alert_webhook_give_up_s: float = 3600.0
+    """A webhook is retried with backoff for this long, then the alert is given up for that URL."""
+    alert_public_url: str = ""
+    """Base URL of the page for an alert's ``generatorURL``; empty: ``http://<CURVESTREAM_HTTP_ADDR>``."""
+
     @field_validator("store")
     @classmethod
     def _check_store(cls, v: str) -> str:
         scheme = urllib.parse.urlsplit(v).scheme
         if scheme not in ("duckdb", "influxdb", "influxdbs"):
             raise ValueError(f"store must be duckdb:///path or influxdb://host:port/db, got {v!r}")
+        return v
+
+    @field_validator("alert_rules")
+    @classmethod
+    def _check_rules(cls, v: str) -> str:
+        if v:
+            from curvestream_bridge.alerts.rules import load_rules
+
+            load_rules(v)  # RulesError (a ValueError) names the rule and field
         return v
 
     @field_validator("http_addr")

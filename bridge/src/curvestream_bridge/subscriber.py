@@ -123,7 +123,13 @@ class Subscriber:
             except Exception:  # queue.Full: keep the broker waiting (backpressure)  # noqa: BLE001
                 continue
 
-    # ------------------------------------------------------------------ commits back to trainers
+    # ------------------------------------------------------------------ commits back to trainers, alerts
+    def publish(self, topic: str, payload: bytes) -> None:
+        """QoS 1, not retained; dropped while disconnected (the API and webhooks still have it)."""
+        client = self._conn.client
+        if client is not None and self._connected.is_set():
+            client.publish(topic, payload, qos=1)
+
     def publish_commit(self, producer_id: bytes, commit: run_pb2.Commit) -> None:
         client = self._conn.client
         if client is None or not self._connected.is_set():

@@ -18,6 +18,7 @@ import os
 import secrets
 from typing import Any, Iterable, Mapping
 
+from curvestream.alerts import Alert
 from curvestream.handler import LogHandler
 from curvestream.run import FinishReport, Run
 from curvestream.settings import Settings
@@ -25,7 +26,7 @@ from curvestream.settings import Settings
 __version__ = "0.1.0"
 
 __all__ = ["init", "log", "log_histogram", "log_text", "finish", "current_run", "Run", "Settings",
-           "FinishReport", "LogHandler", "__version__"]
+           "FinishReport", "LogHandler", "Alert", "__version__"]
 
 _current: Run | None = None
 

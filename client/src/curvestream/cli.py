@@ -8,6 +8,7 @@
     curvestream bridge [--config FILE]                               the bridge alone, for production
     curvestream mqtt add-user PROJECT [--user U] [--passwd-file F --acl-file F]   a trainer account for Mosquitto
     curvestream bridge replay-dead-letters [--offline]               store the bridge's parked batches again
+    curvestream alerts test --rules FILE PROJECT RUN                 what rules would raise on a stored run
 """
 
 from __future__ import annotations
@@ -182,7 +183,17 @@ def cmd_mqtt_add_user(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_alerts(args: argparse.Namespace) -> int:
+    _need_bridge()
+    from curvestream_bridge.alerts.replay import main as replay_main
+
+    return replay_main(args.rest)
+
+
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["alerts", "test"]:  # its own parser: `curvestream alerts test --help` shows every option
+        raise SystemExit(cmd_alerts(argparse.Namespace(rest=argv[2:])))
     parser = argparse.ArgumentParser(prog="curvestream", description="Stream ML training curves.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -237,6 +248,11 @@ def main(argv: list[str] | None = None) -> None:
     add_user.add_argument("--passwd-file", default=None, help="append the password line here (else print it)")
     add_user.add_argument("--acl-file", default=None, help="append the ACL block here (else print it)")
     add_user.set_defaults(func=cmd_mqtt_add_user)
+    alerts = sub.add_parser("alerts", help="alert rules: `curvestream alerts test --rules FILE PROJECT RUN` replays "
+                                           "a stored run through them")
+    alerts.add_argument("action", choices=["test"])
+    alerts.add_argument("rest", nargs=argparse.REMAINDER)
+    alerts.set_defaults(func=cmd_alerts)
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("CURVESTREAM_LOG_LEVEL", "WARNING"),

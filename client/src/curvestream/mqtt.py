@@ -49,6 +49,8 @@ class MqttLink:
         self._clock = clock
         self._lock = threading.Lock()
         self._commit_topics: set[str] = set()
+        self._watched: dict[str, Callable[[bytes], None]] = {}  # other topics: their payload handlers
+        self._asked: set[str] = set()  # topics subscribed at the last connect
         options = SessionOptions(
             client_id=client_id,
             keepalive_s=settings.mqtt_keepalive_s,
@@ -107,6 +109,15 @@ class MqttLink:
         if client is not None and self.connected:
             client.subscribe(topic, qos=1)
 
+    def watch(self, topic: str, handler: Callable[[bytes], None]) -> None:
+        """Subscribe to ``topic`` (QoS 1, again after every reconnect); ``handler``
+        gets each payload on paho's thread and must not block."""
+        with self._lock:
+            self._watched[topic] = handler
+        client = self._client
+        if client is not None and self.connected:
+            client.subscribe(topic, qos=1)
+
     # ------------------------------------------------------------------ send
     def publish(self, topic: str, payload: bytes, retain: bool = False) -> bool:
         """Hand a QoS 1 message to paho while connected; False when not connected."""
@@ -136,7 +147,8 @@ class MqttLink:
             self.last_error = str(reason_code)
             return
         with self._lock:
-            topics = sorted(self._commit_topics)
+            topics = sorted(self._commit_topics | set(self._watched))
+            self._asked = set(topics)
         if not topics:
             self._up()
             return
@@ -151,6 +163,11 @@ class MqttLink:
 
     def _up(self) -> None:
         self._connected.set()
+        with self._lock:
+            late = sorted(set(self._watched) - self._asked)  # watched between CONNECT and SUBACK
+        client = self._client
+        if late and client is not None:
+            client.subscribe([(topic, 1) for topic in late])
         self.last_error = ""
         if self._on_connected is not None:
             try:
@@ -166,6 +183,14 @@ class MqttLink:
             self.last_error = str(reason_code)
 
     def _handle_message(self, client, userdata, message) -> None:  # noqa: ANN001
+        with self._lock:
+            handler = self._watched.get(message.topic)
+        if handler is not None:
+            try:
+                handler(message.payload)
+            except Exception:  # noqa: BLE001 - never raise into paho's loop
+                log.exception("curvestream: handling a message on %s failed", message.topic)
+            return
         commit = run_pb2.Commit()
         try:
             commit.ParseFromString(message.payload)

@@ -21,13 +21,14 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from curvestream_wire import names
 from curvestream_wire.topics import Topics
 from curvestream_wire.v1 import run_pb2
 
 from curvestream import process_hooks
+from curvestream.alerts import Alert, AlertDispatcher
 from curvestream.encode import BatchBuilder
 from curvestream.http_fallback import BridgeHttp
 from curvestream.losses import LossRecord
@@ -104,6 +105,8 @@ class Run:
         self._exc_info: tuple[type[BaseException], BaseException] | None = None
         self._finish_lock = threading.Lock()
         self._report: FinishReport | None = None
+        self._alerts = AlertDispatcher()
+        self._stop_reason: str | None = None
 
         self.meta = collect_meta(
             self.project, self.name, self.producer_id, self.config, self.tags, self.group,
@@ -262,6 +265,30 @@ class Run:
             self._warned_closed = True
             log.warning("curvestream: log() after finish() is ignored (run %s/%s)", self.project, self.name)
 
+    # ------------------------------------------------------------------ alerts (any thread)
+    def on_alert(self, callback: Callable[[Alert], Any]) -> None:
+        """Call ``callback(alert)`` for every alert the bridge raises or resolves
+        about this run (see :mod:`curvestream.alerts`), on a background thread."""
+        self._alerts.add(callback)
+        if self.link is None:
+            log.warning("curvestream: run %s/%s is offline; it receives no alerts", self.project, self.name)
+            return
+        self.link.watch(Topics.alerts(self.project, self.name), self._alerts.payload)
+
+    def request_stop(self, reason: str) -> None:
+        """Ask the training loop to stop (it checks ``stop_requested``); ``finish()``
+        without a reason then records this one."""
+        if self._stop_reason is None:
+            self._stop_reason = str(reason)
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop_reason is not None
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self._stop_reason
+
     # ------------------------------------------------------------------ background plumbing
     def _status(self, state: int, reason: str = "") -> run_pb2.RunStatus:
         recorder = getattr(self, "recorder", None)
@@ -329,6 +356,8 @@ class Run:
             if status not in _STATES:
                 raise ValueError(f"curvestream: status must be one of {sorted(_STATES)}, got {status!r}")
             self._closed = True
+            if not reason and self._stop_reason is not None:
+                reason = f"stopped early: {self._stop_reason}"
             stall_s = self.settings.finish_timeout_ms / 1000
             final_status = self._status(_STATES[status], reason)
             self._queue.append(final_status)
@@ -350,6 +379,7 @@ class Run:
                 if self.uploader is not None:
                     spool.drop_committed(self.uploader._tracked[spool.producer_id].committed.covers)
                 spool.release()
+            self._alerts.stop()
             self._report = self._make_report(left)
             process_hooks.forget(self)
             return self._report

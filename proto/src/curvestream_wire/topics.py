@@ -44,6 +44,11 @@ class Topics:
     def status(cls, project: str, run: str) -> str:
         return cls._run(project, run, "status")
 
+    @classmethod
+    def alerts(cls, project: str, run: str) -> str:
+        """The bridge's alerts about a run (JSON, the object of ``GET /api/v1/alerts``)."""
+        return cls._run(project, run, "alerts")
+
     @staticmethod
     def commit(producer_id: bytes) -> str:
         return f"{PREFIX}/commit/{producer_id.hex()}"

@@ -187,6 +187,13 @@ class Store(Protocol):
 
     def apply_meta(self, meta: run_pb2.RunMeta) -> None: ...
 
+    def load_alert_state(self) -> dict[str, str]:
+        """The alert engine's saved state entries (name -> JSON text)."""
+
+    def save_alert_state(self, entries: dict[str, str], alerts: Sequence[dict[str, Any]]) -> None:
+        """Upsert state entries and record alert transitions (JSON objects of
+        ``GET /api/v1/alerts``), all or nothing. Raises StoreUnavailable."""
+
     def runs(self) -> list[RunRecord]: ...
 
     def metrics(self, project: str, run: str) -> list[MetricRecord]: ...

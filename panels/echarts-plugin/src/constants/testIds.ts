@@ -30,6 +30,8 @@ export const TEST_IDS = {
   runRow: 'run-row',
   runCheckbox: 'run-checkbox',
   runState: 'run-state',
+  runAlerts: 'run-alerts',
+  alertsFilter: 'filter-alerts',
   runSearch: 'run-search',
   tagFilter: 'filter-tag',
   groupFilter: 'filter-group',

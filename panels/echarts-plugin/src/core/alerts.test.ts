@@ -27,7 +27,7 @@ describe('alertMarkers', () => {
 
   it('keeps only the alerts of this run and key, once per kind and step, in x order', () => {
     const alerts = [
-      alert({ step: 30, kind: 'nan', message: 'NaN in loss' }),
+      alert({ step: 30, kind: 'nonfinite', message: 'NaN in loss' }),
       alert({ run: 'r2' }),
       alert({ key: 'acc' }),
       alert({ project: 'cifar' }),
@@ -39,7 +39,7 @@ describe('alertMarkers', () => {
     expect(markers.map((m) => [m.x, m.kind, m.y])).toEqual([
       [10, 'plateau', 0.5],
       [20, 'spike', 20],
-      [30, 'nan', null],
+      [30, 'nonfinite', null],
     ]);
     expect(markers[0]!.detail).toBe('plateau at step 10');
   });
@@ -57,6 +57,22 @@ describe('alertMarkers', () => {
     expect(alertMarkers([alert({})], ref, 'loss', { x: [], y: [], step: [], timeMs: [] }, 'relative')).toEqual([]);
   });
 
+  it('marks where a resolved alert fired, with its window as a band', () => {
+    const resolved = alert({ kind: 'plateau', state: 'resolved', step: 30, fired_step: 20,
+                             window: { from_step: 10, to_step: 20 } });
+    const [m] = alertMarkers([resolved], ref, 'loss', data, 'step');
+    expect(m).toMatchObject({ x: 20, y: 20, kind: 'plateau', window: [10, 20] });
+    const band = (markerOptions([m!]).markArea as { data: { xAxis: number }[][] }).data;
+    expect(band.map(([a, b]) => [a!.xAxis, b!.xAxis])).toEqual([[10, 20]]);
+  });
+
+  it('marks an alert about the whole run on every curve of the run, without a pin', () => {
+    const stalled = alert({ kind: 'stalled', key: '', step: 20, message: 'no point for 300 s' });
+    expect(alertMarkers([stalled], ref, 'loss', data, 'step')).toMatchObject([{ x: 20, y: null, kind: 'stalled' }]);
+    expect(alertMarkers([stalled], ref, 'acc', data, 'step')).toHaveLength(1);
+    expect(alertMarkers([stalled], { project: 'mnist', run: 'r2' }, 'loss', data, 'step')).toEqual([]);
+  });
+
   it('has no pin where the curve has no point at that step', () => {
     expect(alertMarkers([alert({ step: 25 })], ref, 'loss', data, 'step')[0]).toMatchObject({ x: 25, y: null });
   });
@@ -64,7 +80,7 @@ describe('alertMarkers', () => {
 
 describe('markerOptions', () => {
   const markers = alertMarkers(
-    [alert({}), alert({ step: 30, kind: 'nan', message: 'NaN' }), alert({ step: 0, kind: 'plateau' })],
+    [alert({}), alert({ step: 30, kind: 'nonfinite', message: 'NaN' }), alert({ step: 0, kind: 'plateau' })],
     ref,
     'loss',
     { ...data, y: [-1, 0.5, 20, NaN] },
@@ -75,7 +91,7 @@ describe('markerOptions', () => {
     const option = markerOptions(markers);
     const lines = (option.markLine as { data: { xAxis: number; lineStyle: { color: string } }[] }).data;
     expect(lines.map((l) => l.xAxis)).toEqual([0, 20, 30]);
-    expect(lines[2]!.lineStyle.color).toBe(ALERT_COLORS.nan);
+    expect(lines[2]!.lineStyle.color).toBe(ALERT_COLORS.nonfinite);
     const pins = (option.markPoint as { data: { coord: number[] }[] }).data;
     expect(pins.map((p) => p.coord)).toEqual([
       [0, -1],

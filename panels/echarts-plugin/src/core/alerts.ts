@@ -5,8 +5,24 @@ import { formatStep } from './format';
 import type { RunRef } from './runs';
 import { lowerBound } from './series';
 
-export const ALERT_LABELS: Record<AlertKind, string> = { nan: 'NaN', spike: 'spike', plateau: 'plateau' };
-export const ALERT_COLORS: Record<AlertKind, string> = { nan: '#d1242f', spike: '#e8590c', plateau: '#8250df' };
+export const ALERT_LABELS: Record<AlertKind, string> = {
+  nonfinite: 'NaN/Inf',
+  spike: 'spike',
+  plateau: 'plateau',
+  threshold: 'threshold',
+  stalled: 'stalled',
+  lost: 'lost',
+};
+export const ALERT_COLORS: Record<AlertKind, string> = {
+  nonfinite: '#d1242f',
+  spike: '#e8590c',
+  plateau: '#8250df',
+  threshold: '#bf8700',
+  stalled: '#57606a',
+  lost: '#24292f',
+};
+/** Kinds whose step has no value to pin: the value is not finite, or the alert is about the whole run. */
+const NO_PIN: ReadonlySet<AlertKind> = new Set<AlertKind>(['nonfinite', 'stalled', 'lost']);
 
 /** Index of the first point whose step is >= step, on a curve whose steps rise with x. */
 function stepIndex(data: SeriesData, step: number): number {
@@ -37,11 +53,14 @@ function valueAtStep(data: SeriesData, step: number): number | null {
 
 /**
  * The markers of one curve (one run's metric key) from alert records: a
- * vertical line at the alert's step with a short label, plus a pin at the
- * curve's value when the curve holds that step with a finite value (a NaN
- * alert has no value to pin). Alerts of other runs or keys are ignored; the
- * same kind at the same step is marked once. On time axes a step the curve
- * does not span cannot be placed and is left out.
+ * vertical line at the step where the alert fired with a short label, a pin at
+ * the curve's value when the curve holds that step with a finite value (a
+ * non-finite alert has no value to pin), and the alert's window of steps as a
+ * shaded band when it spans more than one step. Alerts about the whole run
+ * (key "") mark every curve of the run; alerts of other runs or keys are
+ * ignored; the same kind at the same step is marked once. On time axes a step
+ * the curve does not span cannot be placed and is left out (a window end that
+ * cannot be placed leaves the band out).
  */
 export function alertMarkers(
   alerts: readonly ApiAlert[],
@@ -53,33 +72,41 @@ export function alertMarkers(
   const seen = new Set<string>();
   const out: ChartMarker[] = [];
   for (const alert of alerts) {
-    if (alert.project !== ref.project || alert.run !== ref.run || alert.key !== key) continue;
+    if (alert.project !== ref.project || alert.run !== ref.run || (alert.key !== key && alert.key !== '')) continue;
     if (!(alert.kind in ALERT_LABELS)) continue;
-    const id = `${alert.kind}@${alert.step}`;
+    const step = alert.fired_step ?? alert.step;
+    const id = `${alert.kind}@${step}`;
     if (seen.has(id)) continue;
-    const x = xOfStep(data, alert.step, xMode);
+    const x = xOfStep(data, step, xMode);
     if (x === null) continue;
     seen.add(id);
     const label = ALERT_LABELS[alert.kind];
-    out.push({
+    const marker: ChartMarker = {
       x,
-      y: alert.kind === 'nan' ? null : valueAtStep(data, alert.step),
+      y: NO_PIN.has(alert.kind) ? null : valueAtStep(data, step),
       kind: alert.kind,
       label,
-      detail: `${label} at step ${formatStep(alert.step)}${alert.message ? `: ${alert.message}` : ''}`,
-    });
+      detail: `${label} at step ${formatStep(step)}${alert.message ? `: ${alert.message}` : ''}`,
+    };
+    const w = alert.window;
+    if (w && w.to_step > w.from_step) {
+      const x0 = xOfStep(data, w.from_step, xMode);
+      const x1 = xOfStep(data, w.to_step, xMode);
+      if (x0 !== null && x1 !== null) marker.window = [x0, x1];
+    }
+    out.push(marker);
   }
   return out.sort((a, b) => a.x - b.x);
 }
 
 /**
- * ECharts mark lines and pins for markers, to merge into a line series. On a
- * log axis a pin at a value ≤ 0 is left out (its line stays).
+ * ECharts mark lines, pins and window bands for markers, to merge into a line
+ * series. On a log axis a pin at a value ≤ 0 is left out (its line stays).
  */
 export function markerOptions(
   markers: readonly ChartMarker[],
   logY = false,
-): Pick<LineSeriesOption, 'markLine' | 'markPoint'> {
+): Pick<LineSeriesOption, 'markLine' | 'markPoint' | 'markArea'> {
   return {
     markLine: {
       silent: false,
@@ -105,6 +132,17 @@ export function markerOptions(
           itemStyle: { color: ALERT_COLORS[m.kind] },
           label: { show: false },
         })),
+    },
+    markArea: {
+      silent: true,
+      animation: false,
+      label: { show: false },
+      data: markers
+        .filter((m) => m.window)
+        .map((m) => [
+          { xAxis: m.window![0], name: m.detail, itemStyle: { color: ALERT_COLORS[m.kind], opacity: 0.15 } },
+          { xAxis: m.window![1] },
+        ]),
     },
   };
 }

@@ -8,6 +8,8 @@ export interface DrawnSeries {
   lineOpacity: number | null;
   area: boolean;
   markLines: number;
+  /** Shaded x ranges (alert windows). */
+  markAreas: number;
 }
 
 /** The series of an option read back from ECharts (`getOption()`), summed up. */
@@ -15,6 +17,7 @@ export function summarizeSeries(option: { series?: Record<string, unknown>[] } |
   return (option?.series ?? []).map((s) => {
     const lineStyle = s.lineStyle as { opacity?: number } | undefined;
     const markLine = s.markLine as { data?: unknown[] } | undefined;
+    const markArea = s.markArea as { data?: unknown[] } | undefined;
     return {
       id: String(s.id ?? ''),
       type: String(s.type ?? ''),
@@ -23,6 +26,7 @@ export function summarizeSeries(option: { series?: Record<string, unknown>[] } |
       lineOpacity: typeof lineStyle?.opacity === 'number' ? lineStyle.opacity : null,
       area: Boolean(s.areaStyle),
       markLines: Array.isArray(markLine?.data) ? markLine.data.length : 0,
+      markAreas: Array.isArray(markArea?.data) ? markArea.data.length : 0,
     };
   });
 }

@@ -1,5 +1,7 @@
 import type { RunRef } from '../core/runs';
 import type {
+  ApiAlert,
+  ApiAlertsResponse,
   ApiHistogram,
   ApiHistogramsResponse,
   ApiMetric,
@@ -80,6 +82,12 @@ export class ApiClient {
       throw new ApiError(response.status, `${response.status} ${detail}`);
     }
     return (await response.json()) as T;
+  }
+
+  /** Every alert's latest change (firing or resolved). */
+  async alerts(signal?: AbortSignal): Promise<ApiAlert[]> {
+    const body = await this.getJson<ApiAlertsResponse>(this.url('api/v1/alerts'), signal);
+    return Array.isArray(body.alerts) ? body.alerts : [];
   }
 
   async runs(signal?: AbortSignal): Promise<ApiRun[]> {

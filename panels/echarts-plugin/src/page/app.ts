@@ -1,9 +1,10 @@
+// Over 400 lines: the page's composition root (runs table, charts, detail, live routing wired together); each job lives in its own module.
 import { TIMING } from '../constants/defaults';
 import { groupRuns, type GroupBandKind } from '../core/groups';
 import { assignColors } from '../core/palette';
 import { runKey, runLabels, type RunRef } from '../core/runs';
 import { themeByName } from '../core/theme';
-import type { ApiMetric, ApiRun } from '../types/api';
+import type { ApiAlert, ApiMetric, ApiRun } from '../types/api';
 import type { ChartSettings } from '../types/chart';
 import { ApiClient, ApiError } from './api';
 import { ChartPanel } from './chartPanel';
@@ -54,6 +55,7 @@ function initialTheme(): 'light' | 'dark' {
 export class App {
   private state: ViewState;
   private runs: ApiRun[] = [];
+  private alerts: ApiAlert[] = [];
   private readonly metrics = new Map<string, ApiMetric[]>();
   private colors = new Map<string, string>();
   private groupColors = new Map<string, string>();
@@ -135,6 +137,7 @@ export class App {
       run: (runId) => this.runs.find((r) => runKey(r) === runId),
       runsChanged: () => this.runsPanel.setRuns(this.runs),
       reloadRunsSoon: () => this.reloadRunsSoon(),
+      alert: (alert) => this.onAlert(alert),
       detail: this.detail,
     });
     const tabBar = buildTabBar((tab) => this.setTab(tab));
@@ -171,8 +174,32 @@ export class App {
   // ---- runs and selection ----
 
   private filter(): RunFilter {
-    const { search, tag, group, configKey, configValue } = this.state;
-    return { search, tag, group, configKey, configValue };
+    const { search, tag, group, configKey, configValue, alerting } = this.state;
+    return { search, tag, group, configKey, configValue, alerting };
+  }
+
+  // ---- alerts ----
+
+  /** Every alert's latest change; a bridge without the alerts API leaves the list empty. */
+  private async loadAlerts(): Promise<void> {
+    try {
+      this.alerts = await this.api.alerts();
+    } catch {
+      return;
+    }
+    for (const panel of this.panels.values()) panel.setAlerts(this.alerts);
+  }
+
+  private onAlert(alert: ApiAlert): void {
+    this.alerts = [...this.alerts.filter((a) => a.id !== alert.id), alert];
+    const run = this.runs.find((r) => r.project === alert.project && r.run === alert.run);
+    if (run) {
+      run.alerts_firing = this.alerts.filter(
+        (a) => a.project === run.project && a.run === run.run && a.state === 'firing',
+      ).length;
+      this.runsPanel.setRuns(this.runs);
+    }
+    for (const panel of this.panels.values()) panel.setAlerts(this.alerts);
   }
 
   private async loadRuns(): Promise<void> {
@@ -185,6 +212,7 @@ export class App {
     }
     this.liveRouter.noteRuns(this.runs);
     this.runsPanel.setRuns(this.runs);
+    void this.loadAlerts();
     fillGroupBy(this.chartsView.groupBy, this.runs, this.state.groupBy);
     if (this.state.groupBy) this.syncCharts(); // group members may have changed
     if (this.autoSelect && this.state.runs.length === 0) {
@@ -300,6 +328,7 @@ export class App {
       const specs = curveSpecsFor(key, selected, lists, labels, this.colors);
       panel.setCurves(specs);
       panel.setGroups(groups ? groupSpecsFor(groups, specs, this.groupColors) : null, this.state.groupBand);
+      panel.setAlerts(this.alerts);
     }
 
     this.chartsView.info.textContent = chartsInfoText(selected.length, allKeys.length, keys.length);

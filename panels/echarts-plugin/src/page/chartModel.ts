@@ -1,5 +1,7 @@
 /** What one chart of the page draws: a curve per run, or a mean line and band per group of runs. */
+import { alertMarkers } from '../core/alerts';
 import { aggregateBand, aggregateCurves, aggregateMeanSeries, type GroupBandKind } from '../core/groups';
+import type { ApiAlert } from '../types/api';
 import type { ChartModel, ChartSeriesInput, ChartSettings } from '../types/chart';
 import { drawnData, type Curve } from './curveLoading';
 
@@ -21,6 +23,8 @@ export interface ChartContent {
   settings: ChartSettings;
   widthPx: number;
   window: [number, number] | null;
+  /** Alerts of the page's runs: marked on their curves (not on group means). */
+  alerts?: readonly ApiAlert[];
 }
 
 function groupInputs(content: ChartContent, groups: readonly GroupSpec[]): { series: ChartSeriesInput[]; nonFinite: number } {
@@ -56,6 +60,9 @@ export function chartModelOf(content: ChartContent): { model: ChartModel; groupN
       color: c.color,
       data: drawnData(c),
       ...(c.dxRef === undefined ? {} : { dxRef: c.dxRef }),
+      ...(content.alerts?.length
+        ? { markers: alertMarkers(content.alerts, c.ref, content.key, drawnData(c), content.settings.xMode) }
+        : {}),
     }));
   return {
     model: { series, settings: content.settings, widthPx: content.widthPx, xWindow: content.window, title: content.key },

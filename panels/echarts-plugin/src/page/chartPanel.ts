@@ -6,7 +6,7 @@ import { plotWidthPx } from '../core/options';
 import { ChartHost } from '../host/chartHost';
 import type { DrawnSeries } from '../host/drawnSeries';
 import { sameWindow } from '../host/zoom';
-import type { LiveSeriesFrame } from '../types/api';
+import type { ApiAlert, LiveSeriesFrame } from '../types/api';
 import type { ChartModel, ChartSettings } from '../types/chart';
 import { throttle } from '../utils/timers';
 import { ApiError, type ApiClient, type SeriesQuery } from './api';
@@ -59,6 +59,7 @@ export class ChartPanel {
   /** A render was skipped while off screen: `true` when it was a structure change. */
   private pendingRender: boolean | null = null;
   private groups: GroupSpec[] | null = null;
+  private alerts: readonly ApiAlert[] = [];
   private groupBand: GroupBandKind = 'minmax';
   private renders = 0;
   private state: ChartState = 'idle';
@@ -143,6 +144,13 @@ export class ChartPanel {
     this.render(true);
   }
 
+  /** Alerts to mark on this chart's curves (those of other runs and keys are left out). */
+  setAlerts(alerts: readonly ApiAlert[]): void {
+    if (alerts === this.alerts) return;
+    this.alerts = alerts;
+    this.render(true);
+  }
+
   setSettings(settings: ChartSettings, window: [number, number] | null): void {
     const modeChanged = settings.xMode !== this.settings.xMode;
     this.settings = settings;
@@ -195,6 +203,8 @@ export class ChartPanel {
       logY: this.settings.logY,
       notes: this.layers ? [...this.layers.notes] : [],
       series,
+      markers: (this.lastModel?.series ?? []).flatMap((s) =>
+        (s.markers ?? []).map((m) => ({ series: s.name, kind: m.kind, x: m.x, window: m.window ?? null }))),
       groups: this.groups ? groupSnapshots(this.groups, this.groupBand, this.lastModel?.series ?? [], curveName, this.window) : [],
       renders: this.renders,
     };
@@ -327,6 +337,7 @@ export class ChartPanel {
       settings: this.settings,
       widthPx: this.widthPx,
       window: this.window,
+      alerts: this.alerts,
     });
     const layers = computeLayers(model);
     if (this.groups && groupNonFinite > 0) {

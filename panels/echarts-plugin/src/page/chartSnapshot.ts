@@ -49,6 +49,8 @@ export interface ChartSnapshot {
   logY: boolean;
   notes: string[];
   series: CurveSnapshot[];
+  /** Alert markers on the curves: at x (the step where the alert fired, in x units), with its window. */
+  markers: { series: string; kind: string; x: number; window: [number, number] | null }[];
   /** The groups drawn instead of single runs; empty when not grouping. */
   groups: GroupSnapshot[];
   /** How many times the chart was drawn (options set); off-screen charts wait instead. */

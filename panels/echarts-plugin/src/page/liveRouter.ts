@@ -1,7 +1,7 @@
 /** Where each live push goes: chart curves, run states, the run detail views. */
 import { TIMING } from '../constants/defaults';
 import { runKey, type RunRef } from '../core/runs';
-import type { ApiRun, LiveMessage, LiveSeriesFrame, RunState } from '../types/api';
+import type { ApiAlert, ApiRun, LiveMessage, LiveSeriesFrame, RunState } from '../types/api';
 import type { RunDetail } from './runDetail';
 
 const STOPPED: ReadonlySet<RunState> = new Set(['finished', 'failed', 'lost']);
@@ -19,6 +19,8 @@ export interface LiveTargets {
   run(runId: string): ApiRun | undefined;
   /** A run's state changed in place. */
   runsChanged(): void;
+  /** An alert of a watched run fired or resolved. */
+  alert(alert: ApiAlert): void;
   /** A run the page does not know: read the runs list again, soon. */
   reloadRunsSoon(): void;
   detail: RunDetail;
@@ -82,6 +84,9 @@ export class LiveRouter {
       }
       case 'run':
         targets.reloadRunsSoon();
+        return;
+      case 'alert':
+        if (message.alert && typeof message.alert.id === 'string') targets.alert(message.alert);
         return;
       case 'gap':
         // the bridge skipped points of this run: ask again for what the charts show

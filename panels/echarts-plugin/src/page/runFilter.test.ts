@@ -21,6 +21,12 @@ describe('filterRuns', () => {
     expect(newestRun([])).toBeNull();
   });
 
+  it('keeps only runs with firing alerts when asked', () => {
+    const withAlerts = [...runs, run({ run: 'alerting', started_ms: 4, alerts_firing: 2 })];
+    expect(filterRuns(withAlerts, { ...none, alerting: true }).map((r) => r.run)).toEqual(['alerting']);
+    expect(filterRuns(withAlerts, none)).toHaveLength(4);
+  });
+
   it('filters by tag and group', () => {
     expect(filterRuns(runs, { ...none, tag: 'baseline' }).map((r) => r.run)).toEqual(['old']);
     expect(filterRuns(runs, { ...none, group: 'sweep-2' }).map((r) => r.run)).toEqual(['new']);

@@ -11,6 +11,8 @@ export interface RunFilter {
   configKey: string;
   /** Compared with configValueText(value); empty = any run that has the key. */
   configValue: string;
+  /** Only runs with firing alerts. */
+  alerting?: boolean;
 }
 
 function haystack(run: ApiRun): string {
@@ -20,6 +22,7 @@ function haystack(run: ApiRun): string {
 }
 
 export function matchesRun(run: ApiRun, filter: RunFilter): boolean {
+  if (filter.alerting && !(run.alerts_firing ?? 0)) return false;
   if (filter.tag && !(run.tags ?? []).includes(filter.tag)) return false;
   if (filter.group && (run.group ?? '') !== filter.group) return false;
   if (filter.configKey) {

@@ -42,6 +42,7 @@ export class RunsPanel {
   private readonly configKey: HTMLSelectElement;
   private readonly configValue: HTMLSelectElement;
   private readonly count: HTMLSpanElement;
+  private readonly alerting: HTMLInputElement;
   private readonly tbody: HTMLTableSectionElement;
   private readonly selectAll: HTMLInputElement;
   private readonly empty: HTMLDivElement;
@@ -76,9 +77,13 @@ export class RunsPanel {
     const clearButton = el('button', { type: 'button', class: 'link-button', 'data-testid': TEST_IDS.clearFilters, text: 'clear' });
     clearButton.addEventListener('click', () => {
       this.search.value = '';
-      this.updateFilter({ search: '', tag: '', group: '', configKey: '', configValue: '' });
+      this.alerting.checked = false;
+      this.updateFilter({ search: '', tag: '', group: '', configKey: '', configValue: '', alerting: false });
     });
     this.count = el('span', { class: 'muted', 'data-testid': TEST_IDS.runsCount });
+    this.alerting = el('input', { type: 'checkbox', 'data-testid': TEST_IDS.alertsFilter, 'aria-label': 'Only runs with firing alerts' });
+    this.alerting.checked = Boolean(filter.alerting);
+    this.alerting.addEventListener('change', () => this.updateFilter({ alerting: this.alerting.checked }));
 
     this.selectAll = el('input', { type: 'checkbox', title: 'Select all shown runs', 'aria-label': 'Select all shown runs' });
     this.selectAll.addEventListener('change', () => this.toggleAllShown(this.selectAll.checked));
@@ -118,6 +123,7 @@ export class RunsPanel {
         this.group,
         this.configKey,
         this.configValue,
+        el('label', { class: 'toggle', title: 'Only runs with firing alerts' }, this.alerting, el('span', { text: 'firing alerts' })),
         clearButton,
         el('span', { class: 'spacer' }),
         this.count,
@@ -212,6 +218,15 @@ export class RunsPanel {
       title: run.reason ? `${shown}: ${run.reason}` : shown,
       text: shown,
     });
+    const firing = run.alerts_firing ?? 0;
+    const alertBadge = firing
+      ? [el('span', {
+          class: 'badge alert',
+          'data-testid': TEST_IDS.runAlerts,
+          title: `${firing} firing alert${firing === 1 ? '' : 's'}`,
+          text: `⚠ ${firing}`,
+        })]
+      : [];
     const tags = el('td', { class: 'tags' }, ...(run.tags ?? []).map((t) => el('span', { class: 'tag', text: t })));
     const config = Object.entries(run.config ?? {})
       .map(([k, v]) => `${k}=${configValueText(v)}`)
@@ -223,6 +238,7 @@ export class RunsPanel {
         'data-project': run.project,
         'data-run': run.run,
         'data-state': state,
+        'data-alerts-firing': String(firing),
         'data-selected': String(isSelected),
         class: isSelected ? 'selected' : '',
         title: [run.host ? `host ${run.host}` : '', run.git_commit ? `git ${run.git_commit}${run.git_dirty ? ' (dirty)' : ''}` : '', config]
@@ -232,7 +248,7 @@ export class RunsPanel {
       el('td', { class: 'check' }, checkbox),
       el('td', { class: 'project', text: run.project }),
       el('td', { class: 'name', text: run.run }),
-      el('td', {}, badge),
+      el('td', {}, badge, ...alertBadge),
       el('td', { class: 'time', text: run.started_ms ? formatTime(run.started_ms) : '—' }),
       tags,
       el('td', { class: 'group', text: run.group ?? '' }),

@@ -40,6 +40,7 @@ describe('view state in the URL', () => {
       group: 'sweep',
       configKey: 'lr',
       configValue: '0.1',
+      alerting: true,
       metricFilter: 'loss',
       groupBy: 'config:lr',
       groupBand: 'std' as const,

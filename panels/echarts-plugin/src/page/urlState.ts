@@ -25,6 +25,8 @@ export interface ViewState {
   group: string;
   configKey: string;
   configValue: string;
+  /** Only runs with firing alerts in the runs table. */
+  alerting: boolean;
   metricFilter: string;
   /** '' = one curve per run; 'group' or 'config:<key>' = a mean line and a band per group. */
   groupBy: GroupBy;
@@ -44,6 +46,7 @@ export function defaultViewState(): ViewState {
     group: '',
     configKey: '',
     configValue: '',
+    alerting: false,
     metricFilter: '',
     groupBy: '',
     groupBand: 'minmax',
@@ -105,6 +108,7 @@ export function parseViewState(query: string): ViewState {
   state.group = params.get('group') ?? '';
   state.configKey = params.get('cfg') ?? '';
   state.configValue = state.configKey ? (params.get('cfg_value') ?? '') : '';
+  state.alerting = params.get('alerts') === 'firing';
   state.metricFilter = params.get('metric') ?? '';
   state.groupBy = params.get('groupby') ?? '';
   if (params.get('group_band') === 'std') state.groupBand = 'std';
@@ -133,6 +137,7 @@ export function serializeViewState(state: ViewState): string {
     params.set('cfg', state.configKey);
     if (state.configValue) params.set('cfg_value', state.configValue);
   }
+  if (state.alerting) params.set('alerts', 'firing');
   if (state.metricFilter) params.set('metric', state.metricFilter);
   if (state.groupBy) params.set('groupby', state.groupBy);
   if (state.groupBand !== 'minmax') params.set('group_band', state.groupBand);

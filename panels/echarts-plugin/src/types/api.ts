@@ -27,6 +27,8 @@ export interface ApiRun {
   points?: number;
   /** Finished or failed, but this many batches up to the final status are not stored yet (null: unknown). */
   pending_batches?: number | null;
+  /** Alerts of the run firing now. */
+  alerts_firing?: number;
 }
 
 export interface ApiRunsResponse {
@@ -125,7 +127,20 @@ export interface LiveHistogramMessage {
   step: number;
 }
 
+/** An alert of a watched run fired or resolved: the alert as `GET /api/v1/alerts` lists it. */
+export interface LiveAlertMessage {
+  type: 'alert';
+  project: string;
+  run: string;
+  alert: ApiAlert;
+}
+
+export interface ApiAlertsResponse {
+  alerts: ApiAlert[];
+}
+
 export type LiveMessage =
+  | LiveAlertMessage
   | LivePointsMessage
   | LiveStatusMessage
   | LiveRunMessage
@@ -173,17 +188,25 @@ export interface ApiTextsResponse {
   texts: ApiText[];
 }
 
-export type AlertKind = 'nan' | 'spike' | 'plateau';
+export type AlertKind = 'nonfinite' | 'spike' | 'plateau' | 'threshold' | 'stalled' | 'lost';
 
 /**
- * An alert of the bridge's alert engine, as a future `GET /api/v1/alerts`
- * would list it: what happened to which curve at which step.
+ * An alert of the bridge's alert engine as `GET /api/v1/alerts` lists it (its
+ * latest change): what happened to which curve (key "" = the whole run:
+ * stalled, lost) at which step, over which window of steps.
  */
 export interface ApiAlert {
+  id?: string;
+  rule?: string;
   project: string;
   run: string;
   key: string;
+  /** Where the condition became true; for a resolved alert, where it stopped. */
   step: number;
+  /** Where it fired (the same as `step` while firing). */
+  fired_step?: number;
+  state?: 'firing' | 'resolved';
   kind: AlertKind;
   message: string;
+  window?: { from_step: number; to_step: number };
 }

@@ -66,6 +66,8 @@ export interface ChartMarker {
   label: string;
   /** Long text for the hover. */
   detail: string;
+  /** The alert's window of steps in x units, drawn as a band; absent = none. */
+  window?: [number, number];
 }
 
 /** One curve of a chart: one run's values of the chart's metric key (or a group's mean). */

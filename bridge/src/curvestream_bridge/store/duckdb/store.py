@@ -12,6 +12,8 @@ Schema (one file)::
     texts(sid, step, wall_ns, level, text)
     runs(project, run, meta_json, state, reason, status_ns)
     batches(producer, seq, stored_ns)          -- what makes re-sends harmless
+    alert_state(name, body)                    -- the alert engine's state (see curvestream_bridge.alerts)
+    alert_events(id, version, project, run, key, rule, kind, state, step, time_ns, message)
 
 Every write is one transaction: points, their rollups, per-series stats,
 metadata and the (producer, seq) records commit together or not at all. A
@@ -71,6 +73,10 @@ CREATE TABLE IF NOT EXISTS texts (sid INTEGER NOT NULL, step BIGINT, wall_ns BIG
 CREATE TABLE IF NOT EXISTS runs (project VARCHAR NOT NULL, run VARCHAR NOT NULL, meta_json VARCHAR,
     state VARCHAR, reason VARCHAR, status_ns BIGINT, created_ns BIGINT, PRIMARY KEY (project, run));
 CREATE TABLE IF NOT EXISTS batches (producer BLOB NOT NULL, seq UBIGINT NOT NULL, stored_ns BIGINT);
+CREATE TABLE IF NOT EXISTS alert_state (name VARCHAR PRIMARY KEY, body VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS alert_events (id VARCHAR NOT NULL, version INTEGER NOT NULL, project VARCHAR, run VARCHAR,
+    key VARCHAR, rule VARCHAR, kind VARCHAR, state VARCHAR, step BIGINT, time_ns BIGINT, message VARCHAR,
+    PRIMARY KEY (id, version));
 """
 
 
@@ -295,6 +301,31 @@ class DuckDBStore:
             [producer_id],
         ).fetchall()
         return [(int(a), int(b)) for a, b in rows]
+
+    # ------------------------------------------------------------------ alert engine state
+    def load_alert_state(self) -> dict[str, str]:
+        return dict(self._cursor().execute("SELECT name, body FROM alert_state").fetchall())
+
+    def save_alert_state(self, entries: dict[str, str], alerts: Sequence[dict[str, Any]]) -> None:
+        """Upsert state entries and append alert transitions, in one transaction."""
+        with self._write_lock:
+            cur = self._cursor()
+            try:
+                cur.execute("BEGIN TRANSACTION")
+                if entries:
+                    cur.executemany("INSERT OR REPLACE INTO alert_state VALUES (?, ?)", list(entries.items()))
+                if alerts:
+                    cur.executemany(
+                        "INSERT OR IGNORE INTO alert_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [[a["id"], a["version"], a["project"], a["run"], a["key"], a["rule"], a["kind"], a["state"],
+                          a["step"], a.get("time_ns") or round(a["time_ms"]) * 1_000_000, a["message"]] for a in alerts])
+                cur.execute("COMMIT")
+            except duckdb.Error as exc:
+                try:
+                    cur.execute("ROLLBACK")
+                except duckdb.Error:
+                    pass
+                raise StoreUnavailable(f"DuckDB alert state write failed: {exc}") from None
 
     # ------------------------------------------------------------------ reading
     @mapped

@@ -60,16 +60,25 @@ class InfluxHTTP:
         self._write_deadline_s = write_deadline_s
         self._closing = threading.Event()  # wakes a write waiting to retry
         self.version = ""
+        self._connected = False
 
     def connect(self) -> None:
-        """Learn the server's version from ``/ping``; on 1.x, create the database."""
+        """Learn the server's version from ``/ping``; on 1.x, create the database.
+
+        A server that is down raises StoreUnavailable here and again on each
+        query or write until it answers: a bridge may start before its store."""
         try:
             resp = self.http.get("/ping")
         except httpx.HTTPError as exc:
             raise StoreUnavailable(f"InfluxDB at {self.base_url} unreachable: {exc}") from None
         self.version = resp.headers.get("X-Influxdb-Version", "")
         if self.version.startswith("1."):
-            self.query("CREATE DATABASE " + _ident(self.database), method="POST")
+            self._query("CREATE DATABASE " + _ident(self.database), method="POST")
+        self._connected = True
+
+    def _ensure_connected(self) -> None:
+        if not self._connected:
+            self.connect()
 
     def ping(self) -> bool:
         try:
@@ -80,6 +89,10 @@ class InfluxHTTP:
     # ------------------------------------------------------------------ /query
     def query(self, q: str, method: str = "GET", chunked: bool = False) -> list[dict[str, Any]]:
         """The results of a query (one or several statements joined by ``;``)."""
+        self._ensure_connected()
+        return self._query(q, method, chunked)
+
+    def _query(self, q: str, method: str = "GET", chunked: bool = False) -> list[dict[str, Any]]:
         params = {"db": self.database, "q": q, "epoch": "ns", **self._auth_params}
         if chunked:
             params.update(chunked="true", chunk_size="100000")
@@ -103,6 +116,7 @@ class InfluxHTTP:
         One request at a time: parallel requests were 20% faster on data in
         TSM files but 10× slower on data still in the write cache (each
         statement scans the series' cached points under a lock)."""
+        self._ensure_connected()
         out: list[list[dict[str, Any]]] = []
         for i in range(0, len(statements), STATEMENTS_PER_REQUEST):
             part = statements[i:i + STATEMENTS_PER_REQUEST]
@@ -122,6 +136,7 @@ class InfluxHTTP:
         """POST lines in gzip'd chunks of ~5,000, two requests in flight (compression and
         InfluxDB's parsing overlap), each retried with jittered backoff (honouring
         Retry-After) until the write deadline. Points are idempotent, so order does not matter."""
+        self._ensure_connected()
         deadline = time.monotonic() + self._write_deadline_s
         chunks = [lines[i : i + LINES_PER_REQUEST] for i in range(0, len(lines), LINES_PER_REQUEST)]
         if len(chunks) <= 1:

@@ -10,6 +10,10 @@ Measurements (all tag values percent-encoded, see :mod:`.lineproto`)::
     cs_text,metric,project,run                   step,level,text (JSON string)
     cs_run,project,run                           meta (JSON), state, reason, status_ns   at time 0
     cs_batch,producer=<hex>                      seq=<int>     at time <seq> ns
+    cs_alert,project,run,metric,rule,kind,severity,state
+                                                 id,message,step,from_step,to_step,version,firing (1|0),value
+                                                 at the alert's time (Grafana annotations and alert rules)
+    cs_alert_state,name=<entry>                  body (JSON)   at time 0: the alert engine's state
     cs_m4_step, cs_m4_time, cs_m4_meta           M4 rollups, see .influx_rollup
 
 The timestamp of a point is its wall time, so a replayed point lands on itself.
@@ -23,6 +27,7 @@ bridge passes, its MQTT client id, else the host name).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import socket
 import threading
@@ -39,6 +44,7 @@ from curvestream_bridge.store.base import (
     RunRecord,
     SeriesQuery,
     SeriesResult,
+    StoreUnavailable,
     meta_fields,
     record_from_meta,
     state_name,
@@ -52,6 +58,8 @@ from curvestream_bridge.store.m4.kernel import m4_indices
 from curvestream_bridge.store.m4.query import rollup_axis
 
 __all__ = ["InfluxStore"]
+
+log = logging.getLogger("curvestream.bridge.influx")
 
 
 def _nonfinite_code(v: float) -> int:
@@ -69,7 +77,10 @@ class InfluxStore:
         params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
         self.rollups = params.get("rollups", "on").lower() not in ("off", "false", "0", "no")
         self._rollup = RollupWriter(params.get("writer") or writer_id or socket.gethostname())
-        self._db.connect()
+        try:
+            self._db.connect()
+        except StoreUnavailable as exc:  # the bridge starts anyway; each write waits until the server answers
+            log.warning("curvestream bridge: %s; will retry", exc)
 
     @property
     def version(self) -> str:
@@ -194,6 +205,32 @@ class InfluxStore:
             else:
                 ranges.append((seq, seq))
         return ranges
+
+    # ------------------------------------------------------------------ alert engine state
+    def load_alert_state(self) -> dict[str, str]:
+        out = {}
+        for s in self._db.series('SELECT "body" FROM "cs_alert_state" GROUP BY "name"', chunked=True):
+            name = decode_tag(s["tags"]["name"])
+            for _, body in s["values"]:
+                out[name] = json.loads(body)
+        return out
+
+    def save_alert_state(self, entries: dict[str, str], alerts: Sequence[dict[str, Any]]) -> None:
+        lines = [f"cs_alert_state,name={encode_tag(k)} body={string_field(v)} 0" for k, v in entries.items()]
+        for a in alerts:
+            tags = ",".join(f"{t}={encode_tag(str(a[f]) or '-')}" for t, f in (
+                ("project", "project"), ("run", "run"), ("metric", "key"), ("rule", "rule"), ("kind", "kind"),
+                ("severity", "severity"), ("state", "state")))
+            value = a["value"]
+            fields = (f"id={string_field(a['id'])},message={_plain_text_field(a['message'])},step={a['step']}i,"
+                      f"from_step={a['window']['from_step']}i,to_step={a['window']['to_step']}i,"
+                      f"version={a['version']}i,firing={1 if a['state'] == 'firing' else 0}i")
+            if isinstance(value, float) and math.isfinite(value):
+                fields += f",value={_num(value)}"
+            lines.append(f"cs_alert,{tags} {fields} {a.get('time_ns') or round(a['time_ms']) * 1_000_000}")
+        if lines:
+            with self._lock:
+                self._db.write(lines)
 
     # ------------------------------------------------------------------ reading
     def runs(self) -> list[RunRecord]:
@@ -342,6 +379,12 @@ def _unjson(value: Any) -> Any:
         except ValueError:
             return value
     return value
+
+
+def _plain_text_field(text: str) -> str:
+    """A string field as readers such as Grafana annotations show it (no JSON quoting); newlines become spaces."""
+    flat = " ".join(text.splitlines())
+    return '"' + flat.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _num(v: float) -> str:

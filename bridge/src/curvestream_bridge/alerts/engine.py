@@ -1,0 +1,303 @@
+"""The alert engine: per-series detectors and per-run watches, fed with the
+batches of each ingest round, the run status changes and a clock tick.
+
+Every change comes back as :class:`Changes`: the state entries to persist
+(before the round's commit goes out) and the alerts that changed. Evaluation
+is replay-safe: each series remembers the last step it consumed and ignores
+points at or below it, so a batch evaluated twice (a re-send after a crash)
+changes nothing, and a batch stored but never evaluated is evaluated when it
+comes again.
+
+    >>> import numpy as np
+    >>> from curvestream_bridge.alerts.rules import Rule
+    >>> from curvestream_bridge.decode import DecodedBatch, ScalarColumn
+    >>> engine = AlertEngine([Rule(name="nonfinite", kind="nonfinite")])
+    >>> col = ScalarColumn("loss", np.array([1, 2]), np.array([1_000_000, 2_000_000]), np.array([0.3, np.inf]))
+    >>> batch = DecodedBatch(b"p", 1, "proj", "r1", [col], [], [], None, None, 0)
+    >>> [(a.state, a.step, a.message) for a in engine.evaluate([batch]).alerts]
+    [('firing', 2, 'loss became +Inf at step 2 (last finite value 0.3 at step 1)')]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import hashlib
+import json
+import math
+import threading
+import time
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from curvestream_bridge.alerts.detectors import Detector, Transition, detector_for
+from curvestream_bridge.alerts.rules import RUN_KINDS, Rule
+from curvestream_bridge.decode import DecodedBatch
+
+__all__ = ["Alert", "AlertEngine", "Changes", "alert_id", "SEP"]
+
+SEP = "\x1f"  # between the parts of a state entry's name; never in a rule name
+
+
+def alert_id(rule: str, project: str, run: str, key: str) -> str:
+    """Stable across restarts and bridges: the same (rule, project, run, key) is the same alert."""
+    return hashlib.sha256(SEP.join((rule, project, run, key)).encode()).hexdigest()[:20]
+
+
+@dataclasses.dataclass
+class Alert:
+    id: str
+    rule: str
+    kind: str
+    severity: str
+    project: str
+    run: str
+    key: str
+    state: str  # firing | resolved
+    step: int  # firing: where the condition became true; resolved: where it stopped being true
+    time_ms: float
+    value: float | None
+    message: str
+    from_step: int
+    to_step: int
+    started_ms: float  # when the current (or last) firing began
+    ended_ms: float | None = None
+    fired_step: int = 0  # the step of the current (or last) firing
+    version: int = 0  # counts transitions: what deliveries remember
+    time_ns: int = 0  # time_ms exactly: where the store puts the transition
+
+    def to_json(self) -> dict[str, Any]:
+        value = self.value
+        if value is not None and not math.isfinite(value):
+            value = "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+        return {
+            "id": self.id, "rule": self.rule, "kind": self.kind, "severity": self.severity,
+            "project": self.project, "run": self.run, "key": self.key, "state": self.state,
+            "step": self.step, "time_ms": self.time_ms, "value": value, "message": self.message,
+            "window": {"from_step": self.from_step, "to_step": self.to_step},
+            "fired_step": self.fired_step, "started_ms": self.started_ms, "ended_ms": self.ended_ms,
+            "version": self.version, "time_ns": self.time_ns,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Alert":
+        value = d.get("value")
+        if isinstance(value, str):
+            value = float(value.replace("Inf", "inf"))
+        return cls(d["id"], d["rule"], d["kind"], d["severity"], d["project"], d["run"], d["key"], d["state"],
+                   int(d["step"]), float(d["time_ms"]), value, d["message"], int(d["window"]["from_step"]),
+                   int(d["window"]["to_step"]), float(d["started_ms"]), d.get("ended_ms"),
+                   int(d.get("fired_step", d["step"])), int(d.get("version", 0)), int(d.get("time_ns", 0)))
+
+
+@dataclasses.dataclass
+class Changes:
+    entries: dict[str, str] = dataclasses.field(default_factory=dict)
+    alerts: list[Alert] = dataclasses.field(default_factory=list)
+
+    def merge(self, other: "Changes") -> None:
+        self.entries.update(other.entries)
+        self.alerts.extend(other.alerts)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries or self.alerts)
+
+
+@dataclasses.dataclass
+class _Series:
+    detector: Detector
+    last_step: int | None = None
+
+
+@dataclasses.dataclass
+class _RunWatch:
+    state: str = "unknown"
+    last_seen_ns: int = 0  # bridge clock when its last point arrived
+    last_step: int | None = None
+
+
+class AlertEngine:
+    def __init__(self, rules: Sequence[Rule], clock_ns: Callable[[], int] = time.time_ns) -> None:
+        self.rules = list(rules)
+        self._series_rules = [r for r in self.rules if r.kind not in RUN_KINDS]
+        self._run_rules = [r for r in self.rules if r.kind in RUN_KINDS]
+        self._clock_ns = clock_ns
+        self._series: dict[tuple[str, str, str, str], _Series] = {}
+        self._runs: dict[tuple[str, str], _RunWatch] = {}
+        self._alerts: dict[str, Alert] = {}
+        self._matches: dict[tuple[str, str, str], list[Rule]] = {}
+        self._by_name = {r.name: r for r in self.rules}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ persistence
+    def restore(self, entries: dict[str, str]) -> None:
+        """Take back what :class:`Changes` gave to persist (entries of rules no longer defined are left)."""
+        with self._lock:
+            for name, text in entries.items():
+                kind, *parts = name.split(SEP)
+                data = json.loads(text)
+                if kind == "s" and len(parts) == 4 and parts[0] in self._by_name:
+                    rule = self._by_name[parts[0]]
+                    if rule.kind in RUN_KINDS:
+                        continue
+                    det = detector_for(rule, parts[3])
+                    det.load(data["detector"])
+                    self._series[(parts[0], parts[1], parts[2], parts[3])] = _Series(det, data["last_step"])
+                elif kind == "r" and len(parts) == 2:
+                    self._runs[(parts[0], parts[1])] = _RunWatch(**data)
+                elif kind == "a":
+                    alert = Alert.from_json(data)
+                    self._alerts[alert.id] = alert
+
+    # ------------------------------------------------------------------ inputs
+    def evaluate(self, batches: Iterable[DecodedBatch]) -> Changes:
+        changes = Changes()
+        now = self._clock_ns()
+        with self._lock:
+            for b in batches:
+                if b.scalars:
+                    self._points_arrived(b, now, changes)
+                for col in b.scalars:
+                    rules = self._rules_for(b.project, b.run, col.key)
+                    if not rules:
+                        continue
+                    steps, wall, values = col.steps, col.wall_ns, col.values
+                    if len(steps) > 1 and np.any(steps[1:] < steps[:-1]):
+                        order = np.argsort(steps, kind="stable")
+                        steps, wall, values = steps[order], wall[order], values[order]
+                    for rule in rules:
+                        self._feed(rule, b.project, b.run, col.key, steps, wall, values, changes)
+        return changes
+
+    def status(self, project: str, run: str, state: str, updated_ns: int = 0) -> Changes:
+        """A run's status changed (``lost`` when its Last Will arrived)."""
+        changes = Changes()
+        with self._lock:
+            watch = self._runs.setdefault((project, run), _RunWatch())
+            if watch.state == state:
+                return changes
+            watch.state = state
+            changes.entries[SEP.join(("r", project, run))] = json.dumps(dataclasses.asdict(watch))
+            when_ms = (updated_ns or self._clock_ns()) / 1e6
+            step = watch.last_step if watch.last_step is not None else 0
+            for rule in self._run_rules:
+                if not rule.matches_run(project, run):
+                    continue
+                current = self._alerts.get(alert_id(rule.name, project, run, ""))
+                firing = current is not None and current.state == "firing"
+                if rule.kind == "lost" and state == "lost" and not firing:
+                    self._transition(rule, project, run, "", Transition(
+                        "firing", step, int(when_ms * 1e6), None, step, step,
+                        f"run {project}/{run} was lost: its connection ended without a finish (MQTT Last Will) "
+                        f"after step {step}"), changes)
+                elif firing and ((rule.kind == "lost" and state == "running")
+                                 or (rule.kind == "stalled" and state != "running")):
+                    words = "is running again" if state == "running" else f"is {state}"
+                    self._transition(rule, project, run, "", Transition(
+                        "resolved", step, int(when_ms * 1e6), None, step, step,
+                        f"run {project}/{run} {words} (at step {step})"), changes)
+        return changes
+
+    def tick(self) -> Changes:
+        """Fire ``stalled`` for running runs without a new point for ``after_s``."""
+        changes = Changes()
+        now = self._clock_ns()
+        stalled_rules = [r for r in self._run_rules if r.kind == "stalled"]
+        if not stalled_rules:
+            return changes
+        with self._lock:
+            for (project, run), watch in self._runs.items():
+                if watch.state != "running" or not watch.last_seen_ns:
+                    continue
+                quiet_s = (now - watch.last_seen_ns) / 1e9
+                for rule in stalled_rules:
+                    after_s = float(rule.value("after_s"))
+                    if quiet_s < after_s or not rule.matches_run(project, run):
+                        continue
+                    current = self._alerts.get(alert_id(rule.name, project, run, ""))
+                    if current is not None and current.state == "firing":
+                        continue
+                    step = watch.last_step if watch.last_step is not None else 0
+                    since = datetime.datetime.fromtimestamp(watch.last_seen_ns / 1e9, datetime.timezone.utc)
+                    self._transition(rule, project, run, "", Transition(
+                        "firing", step, watch.last_seen_ns + int(after_s * 1e9), None, step, step,
+                        f"run {project}/{run} is running but has logged no point for {after_s:g} s: the last one, "
+                        f"step {step}, arrived at {since:%H:%M:%S} UTC"), changes)
+        return changes
+
+    # ------------------------------------------------------------------ reading
+    def alerts(self, project: str | None = None, run: str | None = None, state: str | None = None) -> list[Alert]:
+        with self._lock:
+            return sorted((a for a in self._alerts.values()
+                           if (project is None or a.project == project) and (run is None or a.run == run)
+                           and (state is None or a.state == state)),
+                          key=lambda a: (a.started_ms, a.id))
+
+    def get(self, ident: str) -> Alert | None:
+        with self._lock:
+            return self._alerts.get(ident)
+
+    # ------------------------------------------------------------------ inside
+    def _rules_for(self, project: str, run: str, key: str) -> list[Rule]:
+        ident = (project, run, key)
+        rules = self._matches.get(ident)
+        if rules is None:
+            if len(self._matches) > 100_000:
+                self._matches.clear()
+            rules = self._matches[ident] = [r for r in self._series_rules if r.matches(project, run, key)]
+        return rules
+
+    def _points_arrived(self, b: DecodedBatch, now: int, changes: Changes) -> None:
+        watch = self._runs.setdefault((b.project, b.run), _RunWatch())
+        newest = max(int(c.steps.max()) for c in b.scalars)
+        first = min(int(c.steps.min()) for c in b.scalars)
+        if watch.last_step is not None and newest <= watch.last_step:
+            return  # a re-send: nothing new arrived
+        watch.last_step = newest
+        watch.last_seen_ns = now
+        changes.entries[SEP.join(("r", b.project, b.run))] = json.dumps(dataclasses.asdict(watch))
+        for rule in self._run_rules:
+            if rule.kind != "stalled" or not rule.matches_run(b.project, b.run):
+                continue
+            current = self._alerts.get(alert_id(rule.name, b.project, b.run, ""))
+            if current is not None and current.state == "firing":
+                self._transition(rule, b.project, b.run, "", Transition(
+                    "resolved", first, now, None, current.step, first,
+                    f"run {b.project}/{b.run} logs again: step {first} arrived "
+                    f"{(now / 1e6 - current.started_ms) / 1e3:.0f} s after the alert"), changes)
+
+    def _feed(self, rule: Rule, project: str, run: str, key: str, steps: np.ndarray, wall: np.ndarray,
+              values: np.ndarray, changes: Changes) -> None:
+        ident = (rule.name, project, run, key)
+        series = self._series.get(ident)
+        if series is None:
+            series = self._series[ident] = _Series(detector_for(rule, key))
+        if series.last_step is not None:
+            if steps[-1] <= series.last_step:
+                return
+            start = int(np.searchsorted(steps, series.last_step, side="right"))
+            steps, wall, values = steps[start:], wall[start:], values[start:]
+        for t in series.detector.update(steps, wall, values):
+            self._transition(rule, project, run, key, t, changes)
+        series.last_step = int(steps[-1])
+        changes.entries[SEP.join(("s", *ident))] = json.dumps(
+            {"last_step": series.last_step, "detector": series.detector.to_dict()})
+
+    def _transition(self, rule: Rule, project: str, run: str, key: str, t: Transition, changes: Changes) -> None:
+        ident = alert_id(rule.name, project, run, key)
+        prev = self._alerts.get(ident)
+        time_ms = t.wall_ns / 1e6
+        if t.state == "firing":
+            alert = Alert(ident, rule.name, rule.kind, rule.effective_severity, project, run, key, "firing", t.step,
+                          time_ms, t.value, t.message, t.from_step, t.to_step, time_ms, None, t.step,
+                          (prev.version if prev else 0) + 1, t.wall_ns)
+        else:
+            if prev is None or prev.state != "firing":
+                return
+            alert = dataclasses.replace(prev, state="resolved", step=t.step, time_ms=time_ms, value=t.value,
+                                        message=t.message, from_step=t.from_step, to_step=t.to_step,
+                                        ended_ms=time_ms, version=prev.version + 1, time_ns=t.wall_ns)
+        self._alerts[ident] = alert
+        changes.entries[SEP.join(("a", ident))] = json.dumps(alert.to_json())
+        changes.alerts.append(alert)

@@ -1,0 +1,216 @@
+"""The alert engine inside the bridge: fed by ingest (every round, fresh and
+re-sent batches alike, before the commit goes out), by run status changes and
+by a one-second tick (``stalled``); its state saved in the store before the
+round's commit; its alerts delivered to the live WebSocket, to
+``curvestream/v1/<project>/<run>/alerts`` (JSON, the object of
+``GET /api/v1/alerts``) and to the webhooks, none of which can slow ingest.
+
+With a shared subscription (``CURVESTREAM_MQTT_SHARED_GROUP``) the engine is
+fed by :class:`~curvestream_bridge.alerts.cluster.AlertFeed` instead, keeps its
+state under this bridge's name, and delivers only while it leads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from typing import Any, Callable, Sequence
+
+from curvestream_wire.backoff import Backoff
+from curvestream_wire.topics import Topics
+
+from curvestream_bridge.alerts.engine import SEP, Alert, AlertEngine, Changes
+from curvestream_bridge.alerts.rules import Rule, default_rules, load_rules
+from curvestream_bridge.alerts.webhook import WebhookSender
+from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.settings import BridgeSettings
+from curvestream_bridge.store.base import Store, StoreUnavailable, state_name
+
+__all__ = ["AlertService", "rules_from_settings"]
+
+log = logging.getLogger("curvestream.bridge.alerts")
+
+MQTT_SINK = "mqtt"
+
+
+def rules_from_settings(settings: BridgeSettings) -> list[Rule]:
+    """The rules file's rules, or the defaults; raises RulesError naming the rule and field."""
+    return load_rules(settings.alert_rules) if settings.alert_rules else default_rules()
+
+
+def _sink_tag(url: str) -> str:
+    return hashlib.sha256(url.encode()).hexdigest()[:12]
+
+
+class AlertService:
+    def __init__(self, settings: BridgeSettings, store: Store, metrics: Metrics,
+                 publish: Callable[[str, bytes], None] | None = None,
+                 on_alert: Callable[[dict[str, Any]], None] | None = None,
+                 rules: Sequence[Rule] | None = None, cluster: bool = False) -> None:
+        self.settings = settings
+        self.store = store
+        self.metrics = metrics
+        self.publish = publish
+        self.on_alert = on_alert
+        self.cluster = cluster
+        self.leading = not cluster  # a lone bridge always delivers
+        self._own = f"{settings.mqtt_client_id}{SEP}" if cluster else ""  # this bridge's state entries
+        self.engine = AlertEngine(rules if rules is not None else rules_from_settings(settings))
+        base = settings.alert_public_url or f"http://{settings.http_addr}"
+        urls = [u.strip() for u in settings.alert_webhook_url.split(",") if u.strip()]
+        self.webhooks = [WebhookSender(u, base, self._webhook_delivered, give_up_s=settings.alert_webhook_give_up_s)
+                         for u in urls]
+        self._lock = threading.Lock()
+        self._unsaved = Changes()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+        self._sent: dict[tuple[str, str], int] = {}  # (sink, alert id) -> version delivered
+        self._queued: set[tuple[str, str, int]] = set()  # (url, alert id, version) handed to a webhook
+        self._ready = threading.Event()  # the saved state is read
+        self._early_statuses: list[Any] = []
+
+    # ------------------------------------------------------------------ life
+    def start(self) -> None:
+        """Reads the saved state in the background (the store may be down at start);
+        until it is read, rounds are refused (ingest retries them) and statuses wait."""
+        threading.Thread(target=self._restore, name="curvestream-alert-restore", daemon=True).start()
+
+    def _restore(self) -> None:
+        entries = self._load()
+        if self._stop.is_set():
+            return
+        mine = {k[len(self._own):]: v for k, v in entries.items() if k.startswith(self._own)} if self._own \
+            else entries
+        self.engine.restore(mine)
+        self._remember_deliveries(entries)
+        for hook in self.webhooks:
+            hook.start()
+        with self._lock:
+            if self.leading:
+                self._deliver_pending()
+            self._ready.set()
+            early, self._early_statuses = self._early_statuses, []
+        for status in early:
+            self.on_status(status)
+        self._ticker = threading.Thread(target=self._tick_forever, name="curvestream-alert-tick", daemon=True)
+        self._ticker.start()
+
+    def wait_ready(self, timeout: float) -> bool:
+        return self._ready.wait(timeout)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._ticker is not None and self._ticker.is_alive():
+            self._ticker.join(2.0)
+        for hook in self.webhooks:
+            hook.stop()
+
+    def _load(self) -> dict[str, str]:
+        backoff = Backoff(initial_s=0.2, max_s=5.0)
+        while True:
+            try:
+                return self.store.load_alert_state()
+            except StoreUnavailable as exc:
+                log.warning("curvestream bridge: cannot read the alert state yet: %s", exc)
+                if backoff.wait(self._stop, exc.retry_after_s):
+                    return {}
+
+    def _remember_deliveries(self, entries: dict[str, str]) -> None:
+        for name, text in entries.items():
+            parts = name.split(SEP)
+            if parts[0] == "d" and len(parts) == 3:
+                key = (parts[1], parts[2])
+                self._sent[key] = max(self._sent.get(key, 0), int(json.loads(text)))
+
+    # ------------------------------------------------------------------ inputs
+    def on_round(self, batches: list[DecodedBatch]) -> None:
+        """Evaluate a round (fresh and re-sent batches) and save the state before
+        the commit goes out; raises StoreUnavailable while the store refuses, so
+        the round is not committed and its batches come again."""
+        if not self._ready.is_set():
+            raise StoreUnavailable("the alert state is not read yet", retry_after_s=0.5)
+        ordered = sorted(batches, key=lambda b: (b.producer_id, b.seq))  # re-sends come after fresh ones
+        with self._lock:
+            self._apply(self.engine.evaluate(ordered), must_save=True)
+
+    def on_status(self, status: Any) -> None:
+        with self._lock:
+            if not self._ready.is_set():
+                self._early_statuses.append(status)
+                return
+            self._apply(self.engine.status(status.project, status.run, state_name(status.state), status.updated_ns))
+
+    def leader_changed(self, leading: bool) -> None:
+        """From the cluster feed: this bridge now delivers (what others have not) or stops delivering."""
+        with self._lock:
+            self.leading = leading
+            if leading:
+                self._deliver_pending()
+
+    def _tick_forever(self) -> None:
+        while not self._stop.wait(1.0):
+            try:
+                with self._lock:
+                    self._apply(self.engine.tick())
+            except Exception:  # noqa: BLE001 - the watch goes on
+                log.exception("curvestream bridge: alert tick failed")
+
+    # ------------------------------------------------------------------ outputs
+    def _apply(self, changes: Changes, must_save: bool = False) -> None:
+        self._unsaved.merge(changes)
+        if not self._unsaved:
+            return
+        pending = self._unsaved
+        try:
+            self.store.save_alert_state({self._own + k: v for k, v in pending.entries.items()},
+                                        [a.to_json() for a in pending.alerts])
+        except StoreUnavailable:
+            self.metrics.inc("curvestream_alert_state_errors_total")
+            if must_save:
+                raise
+            log.warning("curvestream bridge: alert state not saved yet; it goes with the next change")
+            return
+        self._unsaved = Changes()
+        for alert in pending.alerts:
+            self.metrics.inc("curvestream_alerts_total", kind=alert.kind, state=alert.state)
+            log.warning("curvestream alert %s: %s", alert.state, alert.message)
+            if self.on_alert is not None:  # this bridge's own WebSocket clients
+                try:
+                    self.on_alert(alert.to_json())
+                except Exception:  # noqa: BLE001
+                    log.exception("curvestream bridge: live alert push failed")
+            if self.leading:
+                self._deliver(alert)
+
+    def _deliver_pending(self) -> None:
+        """Alerts changed but not delivered: after a crash, or while another bridge led."""
+        if self.cluster:
+            self._remember_deliveries(self._load())
+        for alert in self.engine.alerts():
+            self._deliver(alert)
+
+    def _deliver(self, alert: Alert) -> None:
+        if self.cluster:  # another bridge may have led when this change happened
+            self._remember_deliveries(self._load())
+        if self.publish is not None and self._sent.get((MQTT_SINK, alert.id), 0) < alert.version:
+            try:
+                self.publish(Topics.alerts(alert.project, alert.run), json.dumps(alert.to_json(),
+                                                                                 allow_nan=False).encode())
+                self._record(MQTT_SINK, alert)
+            except Exception:  # noqa: BLE001 - MQTT down: the API and webhooks still have it
+                log.exception("curvestream bridge: publishing an alert on MQTT failed")
+        for hook in self.webhooks:
+            ident = (hook.url, alert.id, alert.version)
+            if self._sent.get((_sink_tag(hook.url), alert.id), 0) < alert.version and ident not in self._queued:
+                self._queued.add(ident)
+                hook.send(alert)
+
+    def _webhook_delivered(self, url: str, alert: Alert) -> None:
+        self._record(_sink_tag(url), alert)
+
+    def _record(self, sink: str, alert: Alert) -> None:
+        self._sent[(sink, alert.id)] = max(self._sent.get((sink, alert.id), 0), alert.version)
+        self.store.save_alert_state({SEP.join(("d", sink, alert.id)): json.dumps(alert.version)}, [])

@@ -1,0 +1,7 @@
+from(bucket: v.defaultBucket)
+    |> range(start: v.timeRangeStart, stop: v.timeRangeStop)
+    |> filter(fn: (r) => r._measurement == "cs_alert" and r._field == "message")
+    |> filter(fn: (r) => r.project =~ /^${project:regex}$/ and r.run =~ /^${run:regex}$/)
+    |> group()
+    |> keep(columns: ["_time", "_value", "project", "run", "metric", "rule", "kind", "state"])
+    |> sort(columns: ["_time"])
