@@ -24,8 +24,10 @@ def output_dir() -> pathlib.Path:
     return OUTPUT_DIR
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def mosquitto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
+    """One broker per test module: a module that kills bridges or floods the broker leaves sessions and
+    queues behind (a killed bridge's persistent session keeps taking messages), never for the next module."""
     server = Mosquitto(tmp_path_factory.mktemp("mosquitto"))
     server.start()
     yield server

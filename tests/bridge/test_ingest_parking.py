@@ -66,6 +66,16 @@ def test_a_store_bug_parks_the_batch_instead_of_rejecting_it_and_the_others_are_
     assert "curvestream_parked_batches 1" in h.metrics.render()
 
 
+def test_a_parked_batch_delivered_again_is_committed_again_but_parked_and_counted_once(buggy):
+    h = buggy(poison={2})
+    h.ingest.process([h.mqtt(batch(2), 2)])
+    h.ingest.process([h.mqtt(batch(2), 3)])  # the trainer resent it before the first commit reached it
+    assert [(p.producer_id, p.seq) for p in h.ingest.parked.entries()] == [(PID, 2)]
+    assert h.metrics.get("curvestream_batches_parked_total", source="mqtt") == 1
+    assert "curvestream_parked_batches 1" in h.metrics.render()
+    assert stored_seqs(h) == [(2, 2), (2, 2)], "each delivery is committed, so the trainer frees its spool"
+
+
 def test_the_trainer_may_free_its_spool_only_once_the_batch_is_parked(buggy):
     h = buggy(poison={2})
     parked_when_committed = []

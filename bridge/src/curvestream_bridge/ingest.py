@@ -289,7 +289,7 @@ class Ingest:
         backoff = Backoff(initial_s=0.2, max_s=5.0)
         while True:
             try:
-                self.parked.park(m.payload, b.producer_id, b.seq, why, source)
+                new = self.parked.park(m.payload, b.producer_id, b.seq, why, source)
                 break
             except OSError as exc:
                 self.healthy = False
@@ -299,6 +299,8 @@ class Ingest:
                 if backoff.wait(self._stop):
                     raise _Stopping() from None
         self.healthy = True
+        if not new:  # a re-delivery of a batch parked before: counted and reported once
+            return
         self.metrics.inc("curvestream_batches_parked_total", source=source)
         log.error("curvestream bridge: parked batch %d of producer %s (%s/%s) in %s after unexpected store errors "
                   "(%s); once fixed, `curvestream-bridge replay-dead-letters` stores it", b.seq, b.producer_id.hex(),

@@ -57,9 +57,10 @@ class ParkedBatches:
     def count(self) -> int:
         return self._count
 
-    def park(self, payload: bytes, producer_id: bytes, seq: int, reason: str, source: str) -> None:
+    def park(self, payload: bytes, producer_id: bytes, seq: int, reason: str, source: str) -> bool:
         """Keep this batch durably; raises OSError (a full disk) when it could not,
-        and then nothing of it is left behind."""
+        and then nothing of it is left behind. False: it was parked already (a
+        re-delivery), and is now kept with the latest reason."""
         head = json.dumps({"producer": producer_id.hex(), "seq": seq, "reason": reason, "source": source,
                            "parked_ns": time.time_ns()}).encode() + b"\n"
         final = self.directory / f"{producer_id.hex()}-{seq:020d}{_SUFFIX}"
@@ -79,6 +80,7 @@ class ParkedBatches:
                 raise
             if not existed:
                 self._count += 1
+            return not existed
 
     def entries(self) -> list[ParkedBatch]:
         """The parked batches, oldest first."""
