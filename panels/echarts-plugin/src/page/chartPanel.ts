@@ -11,9 +11,11 @@ import type { ChartModel, ChartSettings } from '../types/chart';
 import { throttle } from '../utils/timers';
 import type { ApiClient, SeriesQuery } from './api';
 import { chartModelOf, type GroupSpec } from './chartModel';
-import { cardSummary, curveSnapshot, groupSnapshots, type ChartSnapshot, type ChartState } from './chartSnapshot';
+import { cardSummary, curveSnapshot, groupSnapshots, type ChartSnapshot, type ChartState, type CurvePoints } from './chartSnapshot';
 import {
   cancelLoad,
+  drawnData,
+  drawnRaw,
   isLoading,
   loadCurves,
   newCurve,
@@ -89,7 +91,8 @@ export class ChartPanel {
       'data-testid': TEST_IDS.chartResetZoom,
       text: '⤢',
     });
-    reset.addEventListener('click', () => this.context.onUserZoom(null, this));
+    // this chart zooms out itself (the page tells only the others), as after a gesture
+    reset.addEventListener('click', () => this.finishUserZoom(null));
     this.root = el(
       'section',
       { class: 'chart-card', 'data-testid': chartTestId(key), 'data-key': key },
@@ -208,6 +211,14 @@ export class ChartPanel {
       groups: this.groups ? groupSnapshots(this.groups, this.groupBand, this.lastModel?.series ?? [], curveName, this.window) : [],
       renders: this.renders,
     };
+  }
+
+  /** Each curve's points as drawn (the overview with the zoomed window's detail spliced in). */
+  curvePoints(): CurvePoints[] {
+    return [...this.curves.values()].map((c) => {
+      const data = drawnData(c);
+      return { project: c.ref.project, run: c.ref.run, raw: drawnRaw(c), x: data.x, y: data.y };
+    });
   }
 
   /** The series ECharts holds now (empty before the chart exists). */
