@@ -11,6 +11,11 @@ go through the phases of :func:`..m4.query.rollup_answers` side by side:
    ranges that looked small enough to be raw and were not;
 3. one statement reads the raw points of the series answered raw.
 
+Reads of chunks are one ``UNION ALL`` of one arm per series, each with its
+own id or x range, so that DuckDB's zone maps skip other series' row groups
+as they do for one series (a single join over all of them reads every
+chunk's blob).
+
 So ten series cost about as many statements as one (3 to 6), and each answer
 is exactly the single-series answer: the same frames, the same rows, merged by
 the same code. A series too short for rollups (under ``MIN_POINTS``) is read
@@ -79,18 +84,24 @@ def _stats(cur: duckdb.DuckDBPyConnection, sids: list[int]) -> dict[int, dict[st
 def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int, Frame]]) -> list[M4Agg]:
     """:func:`.points._rolled_up` of many (sid, frame) pairs: two statements."""
     rows = _rollup_rows(cur, axis, frames)
-    want: dict[str, list[np.ndarray]] = {"i": [], "sid": [], "cid": []}
+    want: dict[str, list[np.ndarray]] = {"i": [], "cid": []}
     for i, ((sid, f), levels) in enumerate(zip(frames, rows)):
         assert f.pieces is not None
         b0, bottom = levels[0][1], levels[0][2]
         strad = np.flatnonzero(np.isin(b0, f.pieces.straddlers) & (bottom.c0 >= 0))
         cids = _expand(bottom.c0[strad], bottom.c1[strad])
         want["i"].append(np.full(len(cids), i, np.int64))
-        want["sid"].append(np.full(len(cids), sid, np.int32))
         want["cid"].append(cids)
-    raws = _blobs_by(cur, len(frames), {k: np.concatenate(v) for k, v in want.items()},
-                     "SELECT w.i, c.pts FROM chunks c JOIN want_c w ON c.sid = w.sid AND c.cid = w.cid "
-                     "WHERE c.cid BETWEEN $1 AND $2", "cid")
+    # one arm per frame, each with its own id range: zone maps then skip the row
+    # groups of other series (one join over all of them would read every chunk's blob)
+    w = {k: np.concatenate(v) for k, v in want.items()}
+    arms = []
+    for i, (sid, _) in enumerate(frames):
+        mine = w["cid"][w["i"] == i]
+        if len(mine):
+            arms.append(f"SELECT {i} AS i, c.pts FROM chunks c JOIN want_c w ON c.cid = w.cid AND w.i = {i} "
+                        f"WHERE c.sid = {int(sid)} AND c.cid BETWEEN {int(mine.min())} AND {int(mine.max())}")
+    raws = _blobs_by(cur, len(frames), arms, w)
     return [assemble(f, levels, (raw["step"], raw["wall"], raw["value"]))
             for (_, f), levels, raw in zip(frames, rows, raws)]
 
@@ -98,43 +109,39 @@ def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int
 def _rollup_rows(cur: duckdb.DuckDBPyConnection, axis: str,
                  frames: list[tuple[int, Frame]]) -> list[list[tuple[int, np.ndarray, M4Agg]]]:
     """For each frame, the rows of its pieces at every level (and of its
-    straddling bottom buckets), all read by one statement."""
-    want_b: dict[str, list[np.ndarray]] = {"i": [], "sid": [], "b": []}
-    want: dict[str, list[np.ndarray]] = {"i": [], "sid": [], "k": [], "b": []}
-    want_top: dict[str, list[Any]] = {"i": [], "sid": [], "k": []}
-    for i, (sid, f) in enumerate(frames):
+    straddling bottom buckets), all read by one statement: the ``UNION ALL``
+    of :func:`.points._rollup_rows`' statement for each."""
+    want_b: dict[str, list[np.ndarray]] = {"i": [], "b": []}
+    want: dict[str, list[np.ndarray]] = {"i": [], "k": [], "b": []}
+    for i, (_, f) in enumerate(frames):
         assert f.pieces is not None
         plan = f.pieces.plan
         bottom = np.union1d(f.pieces.keys(0), f.pieces.straddlers)
         want_b["i"].append(np.full(len(bottom), i, np.int64))
-        want_b["sid"].append(np.full(len(bottom), sid, np.int32))
         want_b["b"].append(bottom.astype(np.int64))
         for k in plan.levels:
             if 0 < k < plan.top:
                 keys = f.pieces.keys(k)
                 want["i"].append(np.full(len(keys), i, np.int64))
-                want["sid"].append(np.full(len(keys), sid, np.int32))
                 want["k"].append(np.full(len(keys), k, np.int8))
                 want["b"].append(keys.astype(np.int64))
-        want_top["i"].append(i)
-        want_top["sid"].append(sid)
-        want_top["k"].append(plan.top)
     wb = {k: np.concatenate(v) for k, v in want_b.items()}
     wu = {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in want.items()}
-    wt = {"i": np.array(want_top["i"], np.int64), "sid": np.array(want_top["sid"], np.int32),
-          "k": np.array(want_top["k"], np.int8)}
     cols = ", ".join(f"m.{c}" for c in _AGG_NAMES)
-    # the BETWEENs let zone maps skip row groups when the view is zoomed in
-    with scan(cur, "want_b", wb), scan(cur, "want", wu), scan(cur, "want_top", wt):
-        got = cur.execute(
-            f"SELECT w.i, 0 AS k, m.b, {cols}, m.c0, m.c1 FROM m4b_{axis} m "
-            f"JOIN want_b w ON m.sid = w.sid AND m.b = w.b WHERE m.b BETWEEN $1 AND $2 "
-            f"UNION ALL SELECT w.i, m.k, m.b, {cols}, -1, -1 FROM m4_{axis} m "
-            f"JOIN want w ON m.sid = w.sid AND m.k = w.k AND m.b = w.b WHERE m.b BETWEEN $3 AND $4 "
-            f"UNION ALL SELECT w.i, m.k, m.b, {cols}, -1, -1 FROM m4_{axis} m "
-            f"JOIN want_top w ON m.sid = w.sid AND m.k = w.k",
-            [int(wb["b"].min(initial=0)), int(wb["b"].max(initial=0)),
-             int(wu["b"].min(initial=0)), int(wu["b"].max(initial=0))]).fetchnumpy()
+    arms = []
+    for i, (sid, f) in enumerate(frames):
+        # as .points._rollup_rows for one series: its sid and the BETWEENs let zone maps skip row groups
+        b, u = wb["b"][wb["i"] == i], wu["b"][wu["i"] == i]
+        arms += [f"SELECT w.i, 0 AS k, m.b, {cols}, m.c0, m.c1 FROM m4b_{axis} m JOIN want_b w ON m.b = w.b "
+                 f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {int(b.min(initial=0))} AND "
+                 f"{int(b.max(initial=0))}",
+                 f"SELECT w.i, m.k, m.b, {cols}, -1, -1 FROM m4_{axis} m JOIN want w ON m.k = w.k AND m.b = w.b "
+                 f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {int(u.min(initial=0))} AND "
+                 f"{int(u.max(initial=0))}",
+                 f"SELECT {i}, k, b, {', '.join(_AGG_NAMES)}, -1, -1 FROM m4_{axis} "
+                 f"WHERE sid = {int(sid)} AND k = {int(f.pieces.plan.top)}"]  # type: ignore[union-attr]
+    with scan(cur, "want_b", wb), scan(cur, "want", wu):
+        got = cur.execute(" UNION ALL ".join(arms)).fetchnumpy()
     i_all, k_all, b_all, agg = _ints(got["i"]), _ints(got["k"]), _ints(got["b"]), _agg_from(got)
     order = np.argsort(i_all, kind="stable")
     bounds = np.searchsorted(i_all[order], np.arange(len(frames) + 1))
@@ -152,28 +159,22 @@ def _rollup_rows(cur: duckdb.DuckDBPyConnection, axis: str,
 def _raw(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int, Frame, M4Agg]]) -> list[SeriesResult]:
     """The raw answers of many (sid, frame, aggregates): one statement."""
     x0, x1 = ("s0", "s1") if axis == "step" else ("w0", "w1")
-    want = {"i": np.arange(len(frames), dtype=np.int64),
-            "sid": np.array([sid for sid, _, _ in frames], np.int32),
-            "lo": np.array([f.lo for _, f, _ in frames], np.int64),
-            "hi": np.array([f.hi for _, f, _ in frames], np.int64)}
-    pts = _blobs_by(cur, len(frames), want,
-                    f"SELECT w.i, c.pts FROM chunks c JOIN want_c w ON c.sid = w.sid "
-                    f"AND c.{x1} >= w.lo AND c.{x0} <= w.hi WHERE c.{x1} >= $1 AND c.{x0} <= $2", "lo", "hi")
+    arms = [f"SELECT {i} AS i, pts FROM chunks WHERE sid = {int(sid)} AND {x1} >= {int(f.lo)} AND {x0} <= {int(f.hi)}"
+            for i, (sid, f, _) in enumerate(frames)]
+    pts = _blobs_by(cur, len(frames), arms)
     return [raw_result(f, p["step"], p["wall"], p["value"], agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
             for (_, f, agg), p in zip(frames, pts)]
 
 
-def _blobs_by(cur: duckdb.DuckDBPyConnection, n: int, want: dict[str, np.ndarray], sql: str,
-              lo_col: str, hi_col: str | None = None) -> list[np.ndarray]:
-    """Run ``sql`` (``SELECT w.i, c.pts … JOIN want_c w``; ``$1``/``$2``: the
-    smallest ``lo_col`` and largest ``hi_col`` wanted) and decode the chunks of
-    each ``i`` in ``range(n)``."""
-    if len(want["i"]) == 0:
+def _blobs_by(cur: duckdb.DuckDBPyConnection, n: int, arms: list[str],
+              want: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
+    """Run the ``UNION ALL`` of ``arms`` (each ``SELECT i, pts …``, integers
+    inlined; ``want``: the table ``want_c`` they may join) in one statement,
+    and decode the chunks of each ``i`` in ``range(n)``."""
+    if not arms:
         return [np.zeros(0, dtype=chunk_codec.RECORD) for _ in range(n)]
-    lo = int(want[lo_col].min())
-    hi = int(want[hi_col or lo_col].max())
-    with scan(cur, "want_c", want):
-        rows = cur.execute(sql, [lo, hi]).fetchall()
+    with scan(cur, "want_c", want if want is not None else {"i": np.zeros(0, np.int64), "cid": np.zeros(0, np.int64)}):
+        rows = cur.execute(" UNION ALL ".join(arms)).fetchall()
     blobs: list[list[bytes]] = [[] for _ in range(n)]
     for i, blob in rows:
         blobs[i].append(blob)
