@@ -101,8 +101,9 @@ def _series_answer(request: Request, answers: list[tuple[str, str, str, SeriesQu
     return JSONResponse({"series": out} if many else out[0], headers={"Vary": "Accept"})
 
 
-_BINARY_ANSWER = {200: {"content": {"application/json": {},
-                                    series_binary.MEDIA_TYPE: {"description": "see docs/http-api.md"}}}}
+_BINARY_ANSWER: dict[int | str, dict[str, Any]] = {200: {
+    "description": "JSON, or binary columns when `Accept` names them (docs/http-api.md)",
+    "content": {"application/json": {}, series_binary.MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}}}}
 
 
 def create_app(bridge: "Bridge") -> FastAPI:
