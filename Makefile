@@ -57,7 +57,7 @@ dashboards: venv  ## regenerate the provisioned Grafana dashboards from grafana/
 proto: venv  ## regenerate the protobuf modules after editing proto/
 	$(PY) scripts/gen_proto.py
 
-BENCHES := log_latency client_throughput ingest_e2e query_m4 page_live_latency page_overlay_10x10m alerts many_runs shared_bridges
+BENCHES := log_latency client_throughput ingest_e2e query_m4 page_live_latency page_overlay_10x10m series_http alerts many_runs shared_bridges
 
 bench: venv page  ## print the benchmark figures (bench/README.md: what each measures; about an hour)
 	for b in $(BENCHES); do nice $(PY) bench/$$b.py || exit 1; done

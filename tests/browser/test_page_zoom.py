@@ -1,83 +1,154 @@
-"""Zoom asks the bridge again: raw points up close, and the extremes are back when zoomed out."""
+"""Zoom asks the bridge again, once per chart: ten runs overlaid, each drawn
+exactly as its raw points would draw (M4 of every pixel column, or every raw
+point up close) at every zoom; a zoom that a newer one supersedes is aborted."""
 
 from __future__ import annotations
 
+import pathlib
+import urllib.parse
+from typing import Any
+
 import numpy as np
 
-from page_helpers import chart, duckdb_bridge, open_page, page_context, plot_center, start_run, wait_chart, wait_stored
+from curvestream_bridge.decode import DecodedBatch, ScalarColumn
+from curvestream_bridge.store import open_store
+from curvestream_bridge.store.base import SeriesQuery
+from curvestream_bridge.store.m4.query import frame, points_result
+from page_helpers import chart, open_page, page_context, plot_center, wait_chart
 from servers import wait_until
 
-N = 1_000_000
+RUNS = 10
+N = 100_000
 KEY = "signal"
+PROJECT = "zoom"
+T0 = 1_700_000_000_000_000_000
+MANY = "/api/v1/series?"
 
 
-def _zoom_once(page, x: float, y: float, delta: float) -> None:
-    """One wheel notch over the plot; wait for the page to settle on the new window."""
-    before = page.evaluate("window.__curvestream.zoom")
-    page.mouse.move(x, y)
-    page.mouse.wheel(0, delta)
-    wait_until(lambda: page.evaluate("window.__curvestream.zoom") != before, 10, "the zoom to follow the wheel")
+def _runs() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each run's (wall ns, values): a sine with noise, a +1000 spike and a -1000 dip away from the middle."""
+    out = {}
+    for r in range(RUNS):
+        rng = np.random.default_rng(20251202 + r)
+        values = np.sin(np.arange(N) / (2_000.0 + 300 * r)) + rng.normal(0, 0.05, N)
+        values[int(rng.integers(N // 10, 3 * N // 10))] = 1000.0
+        values[int(rng.integers(7 * N // 10, 9 * N // 10))] = -1000.0
+        out[f"run-{r}"] = (T0 + np.arange(N, dtype=np.int64) * 1_000_000, values)
+    return out
 
 
-def test_zooming_into_one_percent_of_a_million_points_shows_raw_points_and_zooming_out_shows_the_spike_again(
-        browser, bridge_factory, mosquitto, spool_dir, tmp_path, output_dir):
-    rng = np.random.default_rng(20251202)
-    values = np.sin(np.arange(N) / 20_000.0) + rng.normal(0, 0.05, N)
-    # the extremes sit away from the middle of the plot, where the zoom goes in
-    spike_step = int(rng.integers(100_000, 300_000))
-    dip_step = int(rng.integers(700_000, 900_000))
-    values[spike_step] = 1000.0
-    values[dip_step] = -1000.0
+def _write(path: pathlib.Path, runs: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    """Straight into the store (the page is what this test is about; the client's path has tests of its own)."""
+    store = open_store(f"duckdb:///{path}")
+    try:
+        for r, (run, (walls, values)) in enumerate(runs.items()):
+            steps = np.arange(N, dtype=np.int64)
+            batches = [DecodedBatch(f"zoom-{r}".encode(), seq + 1, PROJECT, run,
+                                    [ScalarColumn(KEY, steps[a:a + 20_000], walls[a:a + 20_000], values[a:a + 20_000])],
+                                    [], [], None, None, 0)
+                       for seq, a in enumerate(range(0, N, 20_000))]
+            store.write(batches)
+    finally:
+        store.close()
 
-    bridge = duckdb_bridge(bridge_factory, tmp_path, mosquitto)
-    with start_run(mosquitto, bridge, spool_dir, "zoom", "million") as run:
-        for i, v in enumerate(values.tolist()):
-            run.log({KEY: v}, step=i)
-    wait_stored(bridge, "zoom", "million", {KEY: N}, timeout=300)
 
-    # a wide high-DPI screen: the plot is ~2,900 device pixels, so a 1 % window (10,000 steps)
-    # fits the bridge's raw limit of 4 points per pixel column
+def _assert_drawn_as_raw(page: Any, runs: dict, window: list[float] | None, width: int, what: str) -> None:
+    """Every curve, inside the window, holds exactly the M4 of its raw points at the plot width (all of them
+    when few), and runs to the raw neighbours just outside it: the line is pixel for pixel the raw one."""
+    drawn = {c["run"]: c for c in page.evaluate("k => window.__curvestream.curvePoints(k)", KEY)}
+    assert set(drawn) == set(runs), what
+    steps = np.arange(N, dtype=np.int64)
+    for run, (walls, values) in runs.items():
+        q = SeriesQuery(PROJECT, run, KEY, "step", *(window or (None, None)), width)
+        f = frame(q, int(walls[0]), (0, N - 1), None)
+        ref = points_result(f, steps, walls, values)
+        x, y = np.array(drawn[run]["x"]), np.array(drawn[run]["y"])
+        inside = (x >= f.lo) & (x <= f.hi)
+        lo = 1 if ref.before is not None else 0
+        hi = len(ref.x) - (1 if ref.after is not None else 0)
+        assert drawn[run]["raw"] == ref.raw, f"{what}: {run} raw"
+        assert np.array_equal(x[inside], ref.x[lo:hi]) and np.array_equal(y[inside], ref.y[lo:hi]), f"{what}: {run}"
+        if ref.before is not None:
+            assert (x[~inside & (x < f.lo)][-1], y[~inside & (x < f.lo)][-1]) == (ref.x[0], ref.y[0]), what
+        if ref.after is not None:
+            assert (x[~inside & (x > f.hi)][0], y[~inside & (x > f.hi)][0]) == (ref.x[-1], ref.y[-1]), what
+
+
+def test_ten_runs_overlaid_ask_once_per_zoom_draw_their_raw_line_at_every_zoom_and_abort_superseded_zooms(
+        browser, bridge_factory, tmp_path, output_dir):
+    runs = _runs()
+    _write(tmp_path / "s.duckdb", runs)
+    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
+
+    # a wide high-DPI screen: the plot is ~2,900 device pixels (raw points up to ~11,600 in view)
     with page_context(browser, 1600, 900, 2) as page:
-        series_queries: list[str] = []
-        page.on("request", lambda r: series_queries.append(r.url) if "/series?" in r.url else None)
-        open_page(page, bridge, runs=(("zoom", "million"),))
+        sent: list[str] = []
+        failed: list[str] = []
+        page.on("request", lambda r: sent.append(r.url) if "/series?" in r.url else None)
+        page.on("requestfailed", lambda r: failed.append(r.url) if "/series?" in r.url else None)
+        open_page(page, bridge, runs=tuple((PROJECT, r) for r in runs))
 
-        overview = wait_chart(page, KEY, lambda c: c["series"] and c["series"][0]["points"] > 0, "the overview")
-        curve = overview["series"][0]
-        assert overview["raw"] is False and curve["points"] <= 4 * 20_000, "the overview is M4, not a million points"
-        assert curve["yMax"] == 1000.0 and curve["yMin"] == -1000.0, "M4 keeps the spike and the dip"
+        def ready(predicate, what: str) -> dict:
+            return wait_chart(page, KEY, lambda c: len(c["series"]) == RUNS and predicate(c), what)
+
+        def width() -> int:
+            return int(urllib.parse.parse_qs(urllib.parse.urlsplit(sent[-1]).query)["width"][0])
+
+        overview = ready(lambda c: all(s["points"] > 0 for s in c["series"]), "ten overviews")
+        assert [u for u in sent if MANY in u] == sent and len(sent) == 1, f"one request on open: {sent}"
+        assert overview["raw"] is False
+        assert all(s["yMax"] == 1000.0 and s["yMin"] == -1000.0 for s in overview["series"]), "M4 keeps extremes"
+        _assert_drawn_as_raw(page, runs, None, width(), "the overview")
         page.screenshot(path=str(output_dir / "page-zoom-1-overview.png"))
 
         x, y = plot_center(page, KEY)
-        for _ in range(60):
-            _zoom_once(page, x, y, -200)
+
+        def notch(delta: float) -> list[float] | None:
+            """One wheel notch; wait until its answer is drawn; exactly one request asked for it."""
+            before, asked = page.evaluate("window.__curvestream.zoom"), len(sent)
+            page.mouse.move(x, y)
+            page.mouse.wheel(0, delta)
+            wait_until(lambda: page.evaluate("window.__curvestream.zoom") != before, 10, "the zoom to follow the wheel")
             window = page.evaluate("window.__curvestream.zoom")
-            if window and window[1] - window[0] <= N / 100:
-                break
-        else:
-            raise AssertionError(f"the wheel did not zoom into 1 % of the run: {window}")
+            ready(lambda c: c["window"] == window and len(sent) > asked, f"the answer for {window}")
+            assert len(sent) == asked + 1 and MANY in sent[-1], f"one request per zoom: {sent[asked:]}"
+            return window
 
-        zoomed = wait_chart(page, KEY, lambda c: c["window"] == window and c["raw"] is True,
-                            "raw points in the zoomed window")
-        start, end = zoomed["window"]
-        curve = zoomed["series"][0]
-        steps_in_window = end - start + 1  # every step was logged: the window's raw points
-        assert steps_in_window <= N / 100 + 1
-        assert curve["points"] == steps_in_window, "every raw point of the window is drawn, no more"
-        assert curve["yMax"] < 1000.0 and curve["yMin"] > -1000.0, "the extremes lie outside the window"
-        assert any("start=" in u and "end=" in u for u in series_queries), "the zoom asked the bridge again"
-        page.screenshot(path=str(output_dir / "page-zoom-2-one-percent-raw.png"))
+        # a third of 100,000 steps is more than 4 points per pixel column (M4), a tenth is less (raw points)
+        for target, name, raw in ((N / 3, "a third", False), (N / 10, "a tenth", True)):
+            for _ in range(60):
+                window = notch(-200)
+                if window and window[1] - window[0] <= target:
+                    break
+            else:
+                raise AssertionError(f"the wheel did not zoom into {name} of the runs: {window}")
+            snap = chart(page, KEY)
+            assert snap["raw"] is raw, f"{name}: raw {raw}"
+            _assert_drawn_as_raw(page, runs, window, width(), f"zoomed to {name} {window}")
+        assert all(s["yMax"] < 1000.0 and s["yMin"] > -1000.0 for s in snap["series"]), "extremes lie outside"
+        page.screenshot(path=str(output_dir / "page-zoom-2-a-tenth-raw.png"))
 
-        for _ in range(60):
-            _zoom_once(page, x, y, 400)
-            if page.evaluate("window.__curvestream.zoom") is None:
-                break
-        else:
-            raise AssertionError("the wheel did not zoom all the way out")
-        out = wait_chart(page, KEY, lambda c: c["window"] is None and c["raw"] is False, "the whole run again")
-        curve = out["series"][0]
-        assert curve["yMax"] == 1000.0, "the +1000 spike is drawn again"
-        assert curve["yMin"] == -1000.0, "the -1000 dip is drawn again"
-        assert chart(page, KEY)["window"] is None
+        # a zoom superseded before its answer came: its request is aborted, the newer one drawn
+        held: list[Any] = []
+        page.route("**/api/v1/series?*", lambda route: held.append(route))
+        page.mouse.move(x, y)
+        for n in (1, 2):
+            page.mouse.wheel(0, 200)
+            wait_until(lambda: page.wait_for_timeout(20) or len(held) == n, 10, f"zoom request {n} to be sent")
+        wait_until(lambda: page.wait_for_timeout(20) or held[0].request.url in failed, 10,
+                   "the superseded zoom's request to be aborted")
+        assert held[1].request.url not in failed
+        held[1].continue_()
+        page.unroute("**/api/v1/series?*")
+        window = page.evaluate("window.__curvestream.zoom")
+        ready(lambda c: c["window"] == window and not any(s["points"] == 0 for s in c["series"]), "the newer zoom")
+        _assert_drawn_as_raw(page, runs, window, width(), f"after the superseded zoom {window}")
+
+        asked = len(sent)
+        page.get_by_test_id(f"chart-{KEY}").get_by_test_id("chart-reset-zoom").click()
+        out = ready(lambda c: c["window"] is None and c["raw"] is False, "the whole runs again")
+        assert len(sent) == asked + 1, f"one request to zoom out: {sent[asked:]}"
+        assert all(s["yMax"] == 1000.0 and s["yMin"] == -1000.0 for s in out["series"]), "the extremes are back"
+        _assert_drawn_as_raw(page, runs, None, width(), "zoomed out")
         page.screenshot(path=str(output_dir / "page-zoom-3-zoomed-out.png"))
         assert not page.page_errors, page.page_errors

@@ -17,10 +17,12 @@ import pathlib
 import urllib.parse
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from curvestream_bridge import series_binary
 from curvestream_bridge.decode import Rejected
 from curvestream_bridge.jsonnum import json_float, json_floats
 from curvestream_bridge.replay import replay_parked as replay_parked_batches
@@ -54,28 +56,54 @@ def _name(value: str) -> str:
     return urllib.parse.unquote(value)
 
 
-def _series_json(project: str, run: str, key: str, q: SeriesQuery, result: Any) -> dict[str, Any]:
+def _series_header(project: str, run: str, key: str, q: SeriesQuery, result: Any) -> dict[str, Any]:
+    """The JSON answer of one series without its points."""
     def point(i: int | None) -> dict[str, Any] | None:
         if i is None:
             return None
         return {"x": float(result.x[i]), "y": json_float(float(result.y[i])), "step": int(result.step[i]),
                 "time_ms": float(result.wall_ns[i]) / 1e6}
 
-    lo = 1 if result.before is not None else 0
-    hi = len(result.x) - (1 if result.after is not None else 0)
     return {
         "project": project, "run": run, "key": key, "x": q.x,
         "start": result.start, "end": result.end, "width": q.width,
         "raw": bool(result.raw), "total": int(result.total),
-        "points": {
-            "x": result.x[lo:hi].tolist(),
-            "y": json_floats(result.y[lo:hi]),
-            "step": result.step[lo:hi].tolist(),
-            "time_ms": (result.wall_ns[lo:hi] / 1e6).tolist(),
-        },
+        "points": None,
         "before": point(result.before),
         "after": point(result.after),
     }
+
+
+def _series_columns(result: Any) -> dict[str, np.ndarray]:
+    """The points of the range (the neighbours left out), as arrays."""
+    lo = 1 if result.before is not None else 0
+    hi = len(result.x) - (1 if result.after is not None else 0)
+    return {"x": result.x[lo:hi], "y": result.y[lo:hi], "step": result.step[lo:hi],
+            "time_ms": result.wall_ns[lo:hi] / 1e6}
+
+
+def _series_json(project: str, run: str, key: str, q: SeriesQuery, result: Any) -> dict[str, Any]:
+    out = _series_header(project, run, key, q, result)
+    cols = _series_columns(result)
+    out["points"] = {"x": cols["x"].tolist(), "y": json_floats(cols["y"]), "step": cols["step"].tolist(),
+                     "time_ms": cols["time_ms"].tolist()}
+    return out
+
+
+def _series_answer(request: Request, answers: list[tuple[str, str, str, SeriesQuery, Any]], many: bool) -> Any:
+    """JSON, or the binary columns when the request's ``Accept`` names them (:mod:`.series_binary`)."""
+    if series_binary.wants_binary(request.headers.get("accept")):
+        headers = [_series_header(*a) for a in answers]
+        body = series_binary.encode({"series": headers} if many else headers[0],
+                                    [_series_columns(a[-1]) for a in answers])
+        return Response(body, media_type=series_binary.MEDIA_TYPE, headers={"Vary": "Accept"})
+    out = [_series_json(*a) for a in answers]
+    return JSONResponse({"series": out} if many else out[0], headers={"Vary": "Accept"})
+
+
+_BINARY_ANSWER: dict[int | str, dict[str, Any]] = {200: {
+    "description": "JSON, or binary columns when `Accept` names them (docs/http-api.md)",
+    "content": {"application/json": {}, series_binary.MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}}}}
 
 
 def create_app(bridge: "Bridge") -> FastAPI:
@@ -174,42 +202,46 @@ def create_app(bridge: "Bridge") -> FastAPI:
         records = await in_thread(bridge.store.metrics, project, run)
         return {"project": project, "run": run, "metrics": [m.to_json() for m in records]}
 
-    @app.get("/api/v1/runs/{project}/{run}/series", tags=["series"], dependencies=[Depends(can_read)])
+    @app.get("/api/v1/runs/{project}/{run}/series", tags=["series"], dependencies=[Depends(can_read)],
+             responses=_BINARY_ANSWER)
     async def series(
-        project: str, run: str,
+        request: Request, project: str, run: str,
         key: str = Query(..., description="metric key, exactly as logged"),
         x: Literal["step", "time", "relative"] = "step",
         start: float | None = None, end: float | None = None,
         width: int = Query(1000, ge=1, le=20000),
-    ) -> dict[str, Any]:
+    ) -> Response:
+        """One series; JSON, or binary columns with ``Accept: application/vnd.curvestream.series``."""
         project, run = _name(project), _name(run)
         if start is not None and end is not None and end < start:
             raise HTTPException(422, "end must not be less than start")
         q = SeriesQuery(project, run, key, x, start, end, width)
         result = await in_thread(bridge.store.series, q)
-        return _series_json(project, run, key, q, result)
+        return _series_answer(request, [(project, run, key, q, result)], many=False)
 
-    @app.get("/api/v1/series", tags=["series"], dependencies=[Depends(can_read)])
+    @app.get("/api/v1/series", tags=["series"], dependencies=[Depends(can_read)], responses=_BINARY_ANSWER)
     async def many_series(
+        request: Request,
         run: list[str] = Query(..., description="project/run pairs as 'project/run' (URL-encoded names joined by '/')"),
         key: list[str] = Query(...),
         x: Literal["step", "time", "relative"] = "step",
         start: float | None = None, end: float | None = None,
         width: int = Query(1000, ge=1, le=20000),
-    ) -> dict[str, Any]:
-        """Several runs × metrics in one request (for overlays)."""
+    ) -> Response:
+        """Several runs × metrics in one request (for overlays), read from the store together:
+        each answer is the single-series endpoint's. JSON, or binary columns (see above)."""
         pairs = []
         for item in run:
             p, sep, r = item.partition("/")
             if not sep:
                 raise HTTPException(422, f"run must be 'project/run', got {item!r}")
             pairs.append((_name(p), _name(r)))
-        out = []
-        for p, r in pairs:
-            for k in key:
-                q = SeriesQuery(p, r, k, x, start, end, width)
-                out.append(_series_json(p, r, k, q, await in_thread(bridge.store.series, q)))
-        return {"series": out}
+        if start is not None and end is not None and end < start:
+            raise HTTPException(422, "end must not be less than start")
+        queries = [SeriesQuery(p, r, k, x, start, end, width) for p, r in pairs for k in key]
+        results = await in_thread(bridge.store.series_many, queries)
+        return _series_answer(request, [(q.project, q.run, q.key, q, res) for q, res in zip(queries, results)],
+                              many=True)
 
     @app.get("/api/v1/runs/{project}/{run}/histograms", tags=["series"], dependencies=[Depends(can_read)])
     async def histograms(project: str, run: str, key: str, limit: int = Query(200, ge=1, le=5000)) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch
 
-__all__ = ["Store", "StoreUnavailable", "StoreRejected", "RunRecord", "MetricRecord", "SeriesQuery", "SeriesResult", "RunState",
+__all__ = ["Store", "SeriesOneByOne", "StoreUnavailable", "StoreRejected", "RunRecord", "MetricRecord", "SeriesQuery", "SeriesResult", "RunState",
            "state_name", "XAxis"]
 
 XAxis = Literal["step", "time", "relative"]
@@ -200,6 +200,10 @@ class Store(Protocol):
 
     def series(self, query: SeriesQuery) -> SeriesResult: ...
 
+    def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
+        """``[series(q) for q in queries]``, read together where the engine can
+        (an overlay's runs in one pass over the store instead of one each)."""
+
     def histograms(self, project: str, run: str, key: str, limit: int) -> list[dict[str, Any]]: ...
 
     def texts(self, project: str, run: str, key: str | None, limit: int) -> list[dict[str, Any]]: ...
@@ -207,3 +211,10 @@ class Store(Protocol):
     def ping(self) -> bool: ...
 
     def close(self) -> None: ...
+
+
+class SeriesOneByOne:
+    """``series_many`` for an engine that answers one series at a time."""
+
+    def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
+        return [self.series(q) for q in queries]  # type: ignore[attr-defined]

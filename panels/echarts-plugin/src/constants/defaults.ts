@@ -12,13 +12,12 @@ export const DEFAULT_VIEW = {
 };
 
 /**
- * Every delay of both hosts, in one table. The page and the Grafana panel wait
- * differently after a zoom gesture on purpose: the page asks the bridge for the
- * new window itself, the panel hands it to the dashboard, which queries again.
+ * Every delay of both hosts, in one table. The page and the Grafana panel treat
+ * a zoom gesture differently on purpose: the page asks the bridge for the new
+ * window in the frame the gesture moved (no wait; a newer query aborts the
+ * older one), the panel hands it to the dashboard, which queries again.
  */
 export const TIMING = {
-  /** Page: wait after the last zoom gesture before asking the bridge again. */
-  pageZoomSettleMs: 150,
   /** Grafana panel: wait after the last zoom gesture before telling the dashboard (a wheel sends many events). */
   panelZoomSettleMs: 250,
   /** Live frames of many runs arrive every few ms: a chart draws them at most this often (at once after a quiet spell). */

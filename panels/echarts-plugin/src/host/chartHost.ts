@@ -3,15 +3,19 @@ import { computeLayers, type ChartLayers } from '../core/layers';
 import { buildChartOption, buildDataUpdate, GRID, zoomWindowOption } from '../core/options';
 import { extentOf } from '../core/series';
 import type { ChartModel, ChartSettings } from '../types/chart';
-import { debounce } from '../utils/timers';
+import { debounce, onceAFrame } from '../utils/timers';
 import { summarizeSeries, type DrawnSeries } from './drawnSeries';
 import { zoomEdgesReadable, zoomWindow } from './zoom';
 
 export interface ChartHostOptions {
   /** ECharts' `init`, from the host's own registration of the parts it draws with. */
   init: typeof initECharts;
-  /** How long the zoom must rest before it is reported: a wheel gesture sends many events. */
-  zoomSettleMs: number;
+  /**
+   * When a zoom gesture is reported: `'frame'` once per animation frame while it moves
+   * (the page, whose newer query aborts the older one), or after it rested this many ms
+   * (a wheel gesture sends many events; the Grafana panel hands each one to the dashboard).
+   */
+  zoomSettle: 'frame' | number;
   /** The user zoomed: the window in x values, clamped to the data, or null for all of it. */
   onUserZoom(window: [number, number] | null): void;
 }
@@ -29,14 +33,15 @@ export class ChartHost {
   private extent: [number, number] | null = null;
   /** Settings of the last full option: which zoom components the chart has. */
   private zoomSettings: Pick<ChartSettings, 'zoomSlider'> = {};
-  private readonly zoomSettled: ReturnType<typeof debounce<[]>>;
+  private readonly zoomSettled: { (): void; cancel(): void };
 
   constructor(
     element: HTMLElement,
     private readonly options: ChartHostOptions,
   ) {
     this.chart = options.init(element, null, { renderer: 'canvas' });
-    this.zoomSettled = debounce(() => this.reportZoom(), options.zoomSettleMs);
+    this.zoomSettled =
+      options.zoomSettle === 'frame' ? onceAFrame(() => this.reportZoom()) : debounce(() => this.reportZoom(), options.zoomSettle);
     this.chart.on('datazoom', () => this.zoomSettled());
   }
 

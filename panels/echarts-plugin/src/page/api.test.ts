@@ -77,4 +77,31 @@ describe('ApiClient', () => {
     expect(after!.searchParams.get('key')).toBe('log');
     expect(after!.searchParams.get('after_ms')).toBe('1764670000000.25');
   });
+
+  it('asks for one key of several runs in one request, as binary columns, and reads them as parsed series', async () => {
+    // a bridge answer of two series with no points (layout: docs/http-api.md)
+    const header = JSON.stringify({
+      series: ['a', 'b/1'].map((run) => ({ project: 'p', run, key: 'k', x: 'step', start: null, end: null, width: 5, raw: true,
+        total: 0, points: { n: 0, offset: 0 }, before: null, after: null })),
+    });
+    const text = new TextEncoder().encode(header);
+    const body = new Uint8Array(8 + text.length + ((8 - ((8 + text.length) % 8)) % 8));
+    body.set(new TextEncoder().encode('CSS1'));
+    new DataView(body.buffer).setUint32(4, text.length, true);
+    body.set(text, 8);
+    const calls: { url: string; headers: Record<string, string> }[] = [];
+    vi.stubGlobal('fetch', async (url: URL, init: { headers: Record<string, string> }) => {
+      calls.push({ url: url.toString(), headers: init.headers });
+      return new Response(body, { status: 200 });
+    });
+    const api = new ApiClient('http://h/', () => 'tok');
+    const parsed = await api.seriesMany([{ project: 'p', run: 'a' }, { project: 'p', run: 'b/1' }], 'train/loss ü', { x: 'step', width: 5 });
+    expect(parsed.map((p) => p.raw)).toEqual([true, true]);
+    const url = new URL(calls[0]!.url);
+    expect(url.pathname).toBe('/api/v1/series');
+    expect(url.searchParams.getAll('run')).toEqual(['p/a', 'p/b%2F1']); // names encoded, then joined by '/'
+    expect(url.searchParams.get('key')).toBe('train/loss ü');
+    expect(calls[0]!.headers.Accept).toBe('application/vnd.curvestream.series');
+    expect(calls[0]!.headers.Authorization).toBe('Bearer tok');
+  });
 });

@@ -1,4 +1,5 @@
 import type { RunRef } from '../core/runs';
+import type { ParsedSeries } from '../core/series';
 import type {
   ApiAlert,
   ApiAlertsResponse,
@@ -13,6 +14,7 @@ import type {
   ApiTextsResponse,
   XMode,
 } from '../types/api';
+import { columnsToParsed, decodeSeriesColumns, SERIES_MEDIA_TYPE } from './seriesBinary';
 
 export class ApiError extends Error {
   constructor(
@@ -67,7 +69,12 @@ export class ApiClient {
   }
 
   private async getJson<T>(url: URL, signal?: AbortSignal): Promise<T> {
-    const headers: Record<string, string> = { Accept: 'application/json' };
+    const response = await this.get(url, 'application/json', signal);
+    return (await response.json()) as T;
+  }
+
+  private async get(url: URL, accept: string, signal?: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = { Accept: accept };
     const token = this.token();
     if (token) headers.Authorization = `Bearer ${token}`;
     const response = await fetch(url, { headers, ...(signal ? { signal } : {}) });
@@ -81,7 +88,7 @@ export class ApiClient {
       }
       throw new ApiError(response.status, `${response.status} ${detail}`);
     }
-    return (await response.json()) as T;
+    return response;
   }
 
   /** Every alert's latest change (firing or resolved). */
@@ -113,6 +120,19 @@ export class ApiClient {
       width: query.width,
     });
     return this.getJson<ApiSeriesResponse>(url, signal);
+  }
+
+  /**
+   * One key of several runs in one request, read by the bridge together, as binary
+   * columns (no number goes through text): one parsed series per run, in order.
+   */
+  async seriesMany(refs: readonly RunRef[], key: string, query: SeriesQuery, signal?: AbortSignal): Promise<ParsedSeries[]> {
+    const url = this.url('api/v1/series', { key, x: query.x, start: query.start, end: query.end, width: query.width });
+    for (const ref of refs) url.searchParams.append('run', `${encodeURIComponent(ref.project)}/${encodeURIComponent(ref.run)}`);
+    const response = await this.get(url, SERIES_MEDIA_TYPE, signal);
+    const series = decodeSeriesColumns(await response.arrayBuffer());
+    if (series.length !== refs.length) throw new Error(`${refs.length} runs asked, ${series.length} series answered`);
+    return series.map(columnsToParsed);
   }
 
   /** At most `limit` histograms of a key, evenly spaced over the run (first and last kept). */

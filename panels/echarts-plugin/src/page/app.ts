@@ -155,6 +155,7 @@ export class App {
       charts: () => [...this.panels.values()].map((p) => p.snapshot()),
       chart: (key) => this.panels.get(key)?.snapshot() ?? null,
       drawnSeries: (key) => this.panels.get(key)?.drawnSeries() ?? null,
+      curvePoints: (key) => this.panels.get(key)?.curvePoints() ?? null,
       selected: () => this.state.runs.map((r) => ({ ...r })),
       runs: () => this.runs.map((r) => ({ project: r.project, run: r.run, state: r.state })),
       live: () => this.liveState,

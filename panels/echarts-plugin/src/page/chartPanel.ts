@@ -9,13 +9,15 @@ import { sameWindow } from '../host/zoom';
 import type { ApiAlert, LiveSeriesFrame } from '../types/api';
 import type { ChartModel, ChartSettings } from '../types/chart';
 import { throttle } from '../utils/timers';
-import { ApiError, type ApiClient, type SeriesQuery } from './api';
+import type { ApiClient, SeriesQuery } from './api';
 import { chartModelOf, type GroupSpec } from './chartModel';
-import { cardSummary, curveSnapshot, groupSnapshots, type ChartSnapshot, type ChartState } from './chartSnapshot';
+import { cardSummary, curveSnapshot, groupSnapshots, type ChartSnapshot, type ChartState, type CurvePoints } from './chartSnapshot';
 import {
-  emptySeriesResponse,
+  cancelLoad,
+  drawnData,
+  drawnRaw,
   isLoading,
-  loadCurve,
+  loadCurves,
   newCurve,
   queryBounds,
   receiveLive,
@@ -89,7 +91,8 @@ export class ChartPanel {
       'data-testid': TEST_IDS.chartResetZoom,
       text: '⤢',
     });
-    reset.addEventListener('click', () => this.context.onUserZoom(null, this));
+    // this chart zooms out itself (the page tells only the others), as after a gesture
+    reset.addEventListener('click', () => this.finishUserZoom(null));
     this.root = el(
       'section',
       { class: 'chart-card', 'data-testid': chartTestId(key), 'data-key': key },
@@ -116,7 +119,7 @@ export class ChartPanel {
     const wanted = new Set(specs.map((s) => s.id));
     for (const [id, curve] of this.curves) {
       if (!wanted.has(id)) {
-        curve.abort?.abort();
+        cancelLoad(curve);
         this.curves.delete(id);
       }
     }
@@ -134,7 +137,7 @@ export class ChartPanel {
       added.push(curve);
     }
     this.render(true);
-    if (this.visible) for (const curve of added) void this.load(curve, true);
+    if (this.visible) void this.load(added, true);
   }
 
   /** Draw these groups (mean line and band each) instead of one curve per run; null = one curve per run. */
@@ -181,7 +184,7 @@ export class ChartPanel {
   /** Load one run's curve again (after it finished, or after a reconnect). */
   refreshCurve(curveId: string): void {
     const curve = this.curves.get(curveId);
-    if (curve && this.visible) void this.load(curve, true);
+    if (curve && this.visible) void this.load([curve], true);
   }
 
   refreshAll(): void {
@@ -210,6 +213,14 @@ export class ChartPanel {
     };
   }
 
+  /** Each curve's points as drawn (the overview with the zoomed window's detail spliced in). */
+  curvePoints(): CurvePoints[] {
+    return [...this.curves.values()].map((c) => {
+      const data = drawnData(c);
+      return { project: c.ref.project, run: c.ref.run, raw: drawnRaw(c), x: data.x, y: data.y };
+    });
+  }
+
   /** The series ECharts holds now (empty before the chart exists). */
   drawnSeries(): DrawnSeries[] {
     return this.chart?.drawnSeries() ?? [];
@@ -218,7 +229,7 @@ export class ChartPanel {
   dispose(): void {
     this.renderSoon.cancel();
     this.drawAnswersSoon.cancel();
-    for (const curve of this.curves.values()) curve.abort?.abort();
+    for (const curve of this.curves.values()) cancelLoad(curve);
     this.resizeObserver.disconnect();
     this.intersectionObserver.disconnect();
     this.chart?.dispose();
@@ -233,7 +244,7 @@ export class ChartPanel {
     this.visible = true;
     this.chart = new ChartHost(this.canvas, {
       init,
-      zoomSettleMs: TIMING.pageZoomSettleMs,
+      zoomSettle: 'frame',
       onUserZoom: (window) => this.finishUserZoom(window),
     });
     this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
@@ -244,17 +255,19 @@ export class ChartPanel {
   }
 
   private reloadAll(): void {
-    for (const curve of this.curves.values()) void this.load(curve, true);
+    void this.load([...this.curves.values()], true);
   }
 
   private view(): ChartView {
     return { mode: this.settings.xMode, widthPx: this.widthPx, window: this.window };
   }
 
-  private async load(curve: Curve, withOverview: boolean): Promise<void> {
-    const answered = loadCurve(curve, this.view(), withOverview, (c, query, signal) => this.fetchSeries(c, query, signal));
+  /** Query these curves together: one request for all of them per step (see `loadCurves`). */
+  private async load(curves: Curve[], withOverview: boolean): Promise<void> {
+    if (curves.length === 0) return;
+    const answered = loadCurves(curves, this.view(), withOverview, (cs, query, signal) => this.fetchSeries(cs, query, signal));
     this.setState('loading');
-    if (await answered) this.drawAnswer();
+    if ((await answered).some(Boolean)) this.drawAnswer();
   }
 
   /**
@@ -271,20 +284,15 @@ export class ChartPanel {
     this.render(false);
   }
 
-  private async fetchSeries(curve: Curve, query: SeriesQuery, signal: AbortSignal) {
-    try {
-      return await this.context.api.series(curve.ref, this.key, query, signal);
-    } catch (error) {
-      // a run without this key yet: an empty curve, not an error
-      if (error instanceof ApiError && error.status === 404) return emptySeriesResponse(curve.ref, this.key, query);
-      throw error;
-    }
+  private fetchSeries(curves: readonly Curve[], query: SeriesQuery, signal: AbortSignal) {
+    // a run without this key yet answers an empty series: an empty curve, not an error
+    return this.context.api.seriesMany(curves.map((c) => c.ref), this.key, query, signal);
   }
 
   private queryDetails(): void {
     if (!this.visible) return;
     // zooming back out to everything asks for the whole series again
-    for (const curve of this.curves.values()) void this.load(curve, this.window === null);
+    void this.load([...this.curves.values()], this.window === null);
   }
 
   // ---- zoom ----
@@ -296,7 +304,7 @@ export class ChartPanel {
     this.window = window;
     // hold the window in x values, so live points growing the axis do not shift it
     this.applyZoomToChart();
-    // the gesture has settled (the host waited for it): ask at once
+    // the host reports a gesture once per frame: this supersedes (aborts) the query of the frame before
     this.queryDetails();
     this.context.onUserZoom(window, this);
   }

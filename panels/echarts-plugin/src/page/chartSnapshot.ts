@@ -24,6 +24,15 @@ export interface CurveSnapshot {
   yMax: number | null;
 }
 
+/** One curve's points as drawn (NaN and ±Infinity as JSON cannot carry them: structuredClone keeps them). */
+export interface CurvePoints {
+  project: string;
+  run: string;
+  raw: boolean;
+  x: number[];
+  y: number[];
+}
+
 export interface GroupSnapshot {
   name: string;
   /** Names of the runs averaged. */

@@ -10,6 +10,7 @@ import {
   emptySeriesResponse,
   isLoading,
   loadCurve,
+  loadCurves,
   newCurve,
   planLoad,
   queryBounds,
@@ -17,8 +18,10 @@ import {
   resetCurve,
   type ChartView,
   type Curve,
+  type FetchMany,
   type FetchSeries,
 } from './curveLoading';
+import { parseSeriesResponse, type ParsedSeries } from '../core/series';
 
 const ref = { project: 'p', run: 'r' };
 
@@ -182,6 +185,84 @@ describe('loadCurve', () => {
     a.answer(answer(a.query, [1, 2]));
     expect(await done).toBe(false);
     expect(drawnData(c).x).toEqual([]);
+  });
+});
+
+describe('loadCurves', () => {
+  interface AskedMany {
+    curves: readonly Curve[];
+    query: SeriesQuery;
+    signal: AbortSignal;
+    answer(xsPerCurve: number[][], opts?: { raw?: boolean }): void;
+  }
+
+  /** A bridge that answers a chart's one request per step, when the test says so. */
+  function manyBridge(): { fetch: FetchMany; asked: AskedMany[] } {
+    const asked: AskedMany[] = [];
+    const fetch: FetchMany = (curves, query, signal) =>
+      new Promise<ParsedSeries[]>((resolve, reject) => {
+        signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
+        asked.push({
+          curves,
+          query,
+          signal,
+          answer: (xs, opts = {}) => resolve(xs.map((x) => parseSeriesResponse(answer(query, x, opts)))),
+        });
+      });
+    return { fetch, asked };
+  }
+
+  const many = (n: number) =>
+    Array.from({ length: n }, (_, i) => newCurve({ ref: { project: 'p', run: `r${i}` }, id: `p/r${i}`, name: `r${i}`, color: '#123', originMs: null }));
+  const settle = () => new Promise((r) => setTimeout(r, 0));
+
+  it('asks once for the whole series of every curve, then once for the window of every curve', async () => {
+    const b = manyBridge();
+    const curves = many(10);
+    const done = loadCurves(curves, { mode: 'step', widthPx: 100, window: [40, 60] }, true, b.fetch);
+    await settle();
+    expect(b.asked).toHaveLength(1);
+    expect(b.asked[0]!.curves).toEqual(curves);
+    expect(b.asked[0]!.query).toEqual({ x: 'step', width: 100 });
+    b.asked[0]!.answer(curves.map(() => [0, 50, 100]), { raw: false });
+    await settle();
+    expect(b.asked).toHaveLength(2);
+    expect(b.asked[1]!.query).toEqual({ x: 'step', width: 100, start: 40, end: 60 });
+    b.asked[1]!.answer(curves.map((_, i) => [40 + i, 60]));
+    expect(await done).toEqual(curves.map(() => true));
+    expect(curves.map((c) => drawnData(c).x)).toEqual(curves.map((_, i) => [0, 40 + i, 60, 100]));
+    expect(curves.some(isLoading)).toBe(false);
+  });
+
+  it('aborts a chart’s request once a newer zoom supersedes it for every curve, and draws only the newer answer', async () => {
+    const b = manyBridge();
+    const curves = many(3);
+    for (const c of curves) c.loaded = true;
+    const older = loadCurves(curves, { mode: 'step', widthPx: 100, window: [10, 20] }, false, b.fetch);
+    await settle();
+    const newer = loadCurves(curves, { mode: 'step', widthPx: 100, window: [12, 14] }, false, b.fetch);
+    await settle();
+    expect(b.asked.map((a) => a.signal.aborted)).toEqual([true, false]);
+    b.asked[1]!.answer(curves.map(() => [12, 13, 14]));
+    expect(await older).toEqual([false, false, false]);
+    expect(await newer).toEqual([true, true, true]);
+    expect(curves.map((c) => c.detail?.window)).toEqual(curves.map(() => [12, 14]));
+  });
+
+  it('keeps a request running while one of its curves still waits for it', async () => {
+    const b = manyBridge();
+    const curves = many(2);
+    const chart = loadCurves(curves, { mode: 'step', widthPx: 100, window: null }, true, b.fetch);
+    await settle();
+    const one = loadCurves([curves[1]!], { mode: 'step', widthPx: 100, window: null }, true, b.fetch);
+    await settle();
+    expect(b.asked[0]!.signal.aborted).toBe(false);
+    b.asked[0]!.answer([[1, 2], [1, 2]]);
+    b.asked[1]!.answer([[7]]);
+    expect(await chart).toEqual([true, false]);
+    expect(await one).toEqual([true]);
+    expect(drawnData(curves[0]!).x).toEqual([1, 2]);
+    expect(drawnData(curves[1]!).x).toEqual([7]);
   });
 });
 

@@ -54,7 +54,8 @@ export interface Curve extends CurveSpec {
   loaded: boolean;
   /** Bumped by every query; a response with an older number is dropped. */
   seq: number;
-  abort: AbortController | null;
+  /** The query running for this curve (shared with the chart's other curves), or null. */
+  pending: PendingLoad | null;
   /** Live points received while a query was running, replayed onto its answer. */
   liveDuringQuery: SeriesData[] | null;
   error: string | null;
@@ -70,6 +71,18 @@ export interface ChartView {
 /** One query of a curve's series; the signal aborts it once a newer query supersedes it. */
 export type FetchSeries = (curve: Curve, query: SeriesQuery, signal: AbortSignal) => Promise<ApiSeriesResponse>;
 
+/**
+ * One query of several curves' series (one request for a chart's runs), answered in
+ * the order of `curves`; the signal aborts it once newer queries supersede all of them.
+ */
+export type FetchMany = (curves: readonly Curve[], query: SeriesQuery, signal: AbortSignal) => Promise<ParsedSeries[]>;
+
+/** A query running for some curves: aborted once every one of them has a newer one. */
+export interface PendingLoad {
+  readonly controller: AbortController;
+  readonly curves: Set<Curve>;
+}
+
 export function newCurve(spec: CurveSpec): Curve {
   return {
     ...spec,
@@ -79,15 +92,27 @@ export function newCurve(spec: CurveSpec): Curve {
     dxRef: undefined,
     loaded: false,
     seq: 0,
-    abort: null,
+    pending: null,
     liveDuringQuery: null,
     error: null,
   };
 }
 
+/**
+ * This curve no longer waits for its running query (a newer one supersedes it, or
+ * the curve goes): the request is aborted when no other curve waits for it either.
+ */
+export function cancelLoad(curve: Curve): void {
+  const pending = curve.pending;
+  if (!pending) return;
+  curve.pending = null;
+  pending.curves.delete(curve);
+  if (pending.curves.size === 0) pending.controller.abort();
+}
+
 /** Forget everything loaded (new x units): a query still running is aborted and its answer dropped. */
 export function resetCurve(curve: Curve): void {
-  curve.abort?.abort();
+  cancelLoad(curve);
   curve.overview = emptySeries();
   curve.overviewRaw = true;
   curve.detail = null;
@@ -98,7 +123,7 @@ export function resetCurve(curve: Curve): void {
 
 /** A query of this curve is running. */
 export function isLoading(curve: Curve): boolean {
-  return curve.abort !== null;
+  return curve.pending !== null;
 }
 
 /** The points drawn: the overview, with the zoomed window's detail in place of its coarse part. */
@@ -178,38 +203,73 @@ function takeOverview(curve: Curve, parsed: ParsedSeries, mode: XMode): void {
  * True: this load's answer (or its error) is the curve's now, to be drawn.
  */
 export async function loadCurve(curve: Curve, view: ChartView, withOverview: boolean, fetchSeries: FetchSeries): Promise<boolean> {
-  curve.abort?.abort();
-  const abort = new AbortController();
-  curve.abort = abort;
-  const seq = ++curve.seq;
-  curve.liveDuringQuery = [];
-  const plan = planLoad(curve, view, withOverview);
-  try {
-    if (plan.overview) {
-      const response = await fetchSeries(curve, plan.overview, abort.signal);
-      if (seq !== curve.seq) return false;
-      takeOverview(curve, parseSeriesResponse(response), view.mode);
-    }
-    if (plan.detail && view.window) {
-      const response = await fetchSeries(curve, plan.detail, abort.signal);
-      if (seq !== curve.seq) return false;
-      const parsed = parseSeriesResponse(response);
-      curve.detail = { window: view.window, data: withNeighbours(parsed), raw: parsed.raw, open: parsed.after === null };
-    } else {
-      curve.detail = null;
-    }
-    curve.loaded = true;
-    curve.error = null;
-    for (const added of curve.liveDuringQuery ?? []) appendToCurve(curve, added, view.widthPx);
-    curve.liveDuringQuery = null;
-  } catch (error) {
-    if (abort.signal.aborted || seq !== curve.seq) return false;
-    curve.error = error instanceof Error ? error.message : String(error);
-    curve.liveDuringQuery = null;
+  const fetchOne: FetchMany = async (curves, query, signal) => [parseSeriesResponse(await fetchSeries(curves[0]!, query, signal))];
+  const [done] = await loadCurves([curve], view, withOverview, fetchOne);
+  return done!;
+}
+
+/**
+ * `loadCurve` of several curves with one query per step: one request for the
+ * whole series of those that need it, one for the window of all of them. A
+ * newer load of a curve supersedes this one for that curve (its answer is
+ * dropped); the request is aborted once it is superseded for all of them.
+ * For each curve, in order: true when this load's answer (or error) is its own now.
+ */
+export async function loadCurves(
+  curves: readonly Curve[],
+  view: ChartView,
+  withOverview: boolean,
+  fetchMany: FetchMany,
+): Promise<boolean[]> {
+  const pending: PendingLoad = { controller: new AbortController(), curves: new Set() };
+  const seqs = new Map<Curve, number>();
+  const plans = new Map<Curve, ReturnType<typeof planLoad>>();
+  for (const curve of curves) {
+    cancelLoad(curve);
+    curve.pending = pending;
+    pending.curves.add(curve);
+    seqs.set(curve, ++curve.seq);
+    curve.liveDuringQuery = [];
+    plans.set(curve, planLoad(curve, view, withOverview));
   }
-  if (seq !== curve.seq) return false;
-  curve.abort = null;
-  return true;
+  const current = (curve: Curve) => seqs.get(curve) === curve.seq;
+  const { signal } = pending.controller;
+  const wanting = (which: 'overview' | 'detail') => curves.filter((c) => current(c) && plans.get(c)![which]);
+  try {
+    const whole = wanting('overview');
+    if (whole.length > 0) {
+      const answers = await fetchMany(whole, plans.get(whole[0]!)!.overview!, signal);
+      whole.forEach((c, i) => current(c) && takeOverview(c, answers[i]!, view.mode));
+    }
+    const zoomed = view.window ? wanting('detail') : [];
+    if (zoomed.length > 0 && view.window) {
+      const window = view.window;
+      const answers = await fetchMany(zoomed, plans.get(zoomed[0]!)!.detail!, signal);
+      zoomed.forEach((c, i) => {
+        if (!current(c)) return;
+        const parsed = answers[i]!;
+        c.detail = { window, data: withNeighbours(parsed), raw: parsed.raw, open: parsed.after === null };
+      });
+    }
+    for (const c of curves.filter(current)) {
+      if (!view.window) c.detail = null;
+      c.loaded = true;
+      c.error = null;
+      for (const added of c.liveDuringQuery ?? []) appendToCurve(c, added, view.widthPx);
+      c.liveDuringQuery = null;
+    }
+  } catch (error) {
+    for (const c of curves.filter(current)) {
+      c.error = error instanceof Error ? error.message : String(error);
+      c.liveDuringQuery = null;
+    }
+  }
+  return curves.map((c) => {
+    if (!current(c)) return false;
+    c.pending = null;
+    pending.curves.delete(c);
+    return true;
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { RunRef } from '../core/runs';
 import type { DrawnSeries } from '../host/drawnSeries';
-import type { ChartSnapshot } from './chartSnapshot';
+import type { ChartSnapshot, CurvePoints } from './chartSnapshot';
 import type { LiveState } from './liveSocket';
 
 /** What browser tests can read without looking at canvas pixels: copies, never live objects. */
@@ -11,6 +11,8 @@ export interface CurvestreamTestView {
   chart(key: string): ChartSnapshot | null;
   /** The series ECharts holds for a chart now (ids `<curve>|raw`, `|smooth`, `|env-lo`, `|env-hi`, `|non-finite`). */
   drawnSeries(key: string): DrawnSeries[] | null;
+  /** Each curve's points as the chart holds them (the whole x range, before smoothing): to compare with raw points. */
+  curvePoints(key: string): CurvePoints[] | null;
   readonly selected: RunRef[];
   readonly runs: { project: string; run: string; state: string }[];
   readonly live: LiveState;
@@ -22,6 +24,7 @@ export interface TestHookSource {
   charts(): ChartSnapshot[];
   chart(key: string): ChartSnapshot | null;
   drawnSeries(key: string): DrawnSeries[] | null;
+  curvePoints(key: string): CurvePoints[] | null;
   selected(): RunRef[];
   runs(): { project: string; run: string; state: string }[];
   live(): LiveState;
@@ -52,6 +55,9 @@ export function installTestHooks(source: TestHookSource): void {
     },
     drawnSeries(key: string) {
       return frozenCopy(source.drawnSeries(key));
+    },
+    curvePoints(key: string) {
+      return frozenCopy(source.curvePoints(key));
     },
     get selected() {
       return frozenCopy(source.selected());

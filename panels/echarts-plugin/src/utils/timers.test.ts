@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { coalesce, debounce, throttle } from './timers';
+import { coalesce, debounce, onceAFrame, throttle } from './timers';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -87,6 +87,47 @@ describe('throttle', () => {
     t();
     t.cancel();
     vi.advanceTimersByTime(100);
+    expect(fn).not.toHaveBeenCalled();
+  });
+});
+
+describe('onceAFrame', () => {
+  function frames() {
+    const queued = new Map<number, () => void>();
+    let next = 1;
+    return {
+      request: (cb: () => void) => (queued.set(next, cb), next++),
+      cancel: (h: number) => void queued.delete(h),
+      run() {
+        const due = [...queued.values()];
+        queued.clear();
+        for (const cb of due) cb();
+      },
+    };
+  }
+
+  it('calls once per frame however many calls came in it, and again for calls in a later frame', () => {
+    const fn = vi.fn();
+    const f = frames();
+    const each = onceAFrame(fn, f);
+    each();
+    each();
+    each();
+    expect(fn).not.toHaveBeenCalled();
+    f.run();
+    expect(fn).toHaveBeenCalledOnce();
+    each();
+    f.run();
+    expect(fn).toHaveBeenCalledTimes(2);
+  });
+
+  it('can be cancelled', () => {
+    const fn = vi.fn();
+    const f = frames();
+    const each = onceAFrame(fn, f);
+    each();
+    each.cancel();
+    f.run();
     expect(fn).not.toHaveBeenCalled();
   });
 });

@@ -51,6 +51,7 @@ from curvestream_bridge.store.base import (
     state_name,
 )
 from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped
+from curvestream_bridge.store.duckdb.many import series_many
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
 from curvestream_bridge.store.duckdb.points import PointWriter, scan, series_query
 from curvestream_bridge.store.m4.query import empty_result, rollup_axis
@@ -384,6 +385,39 @@ class DuckDBStore:
             raise
         cur.execute("COMMIT")
         return result
+
+    @mapped
+    def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
+        """Each query's :meth:`series` answer, read together (see :mod:`.many`)."""
+        cur = self._cursor()
+        cur.execute("BEGIN TRANSACTION")  # one snapshot for all of them
+        try:
+            origins = self._run_starts_ns(cur, {(q.project, q.run) for q in queries if q.x == "relative"})
+            items = []
+            for q in queries:
+                sid = self._sids.get((q.project, q.run, q.key, "scalar"))
+                plan = self._points.plan(sid, rollup_axis(q.x)) if sid is not None else None
+                items.append((q, sid, plan, origins.get((q.project, q.run), 0)))
+            results = series_many(cur, items, empty_result)
+        except BaseException:
+            try:
+                cur.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # the database was invalidated under the query: the first error says why
+            raise
+        cur.execute("COMMIT")
+        return results
+
+    @staticmethod
+    def _run_starts_ns(cur: duckdb.DuckDBPyConnection, runs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        if not runs:
+            return {}
+        pairs = sorted(runs)
+        with scan(cur, "want_runs", {"project": np.array([p for p, _ in pairs], dtype=object),
+                                     "run": np.array([r for _, r in pairs], dtype=object)}):
+            rows = cur.execute("SELECT s.project, s.run, min(s.first_ns) FROM series s JOIN want_runs w "
+                               "ON s.project = w.project AND s.run = w.run GROUP BY s.project, s.run").fetchall()
+        return {(p, r): int(ns) for p, r, ns in rows if ns is not None}
 
     @mapped
     def histograms(self, project: str, run: str, key: str, limit: int = 500) -> list[dict[str, Any]]:

@@ -42,6 +42,7 @@ from curvestream_bridge.decode import DecodedBatch
 from curvestream_bridge.store.base import (
     MetricRecord,
     RunRecord,
+    SeriesOneByOne,
     SeriesQuery,
     SeriesResult,
     StoreUnavailable,
@@ -66,7 +67,7 @@ def _nonfinite_code(v: float) -> int:
     return 1 if math.isnan(v) else (2 if v > 0 else 3)
 
 
-class InfluxStore:
+class InfluxStore(SeriesOneByOne):
     name = "influxdb"
 
     def __init__(self, url: str, *, writer_id: str = "", write_deadline_s: float = 30.0,

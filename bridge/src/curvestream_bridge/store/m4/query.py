@@ -30,7 +30,7 @@ from curvestream_bridge.store.m4.kernel import m4_indices
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg, merge, merge_runs, points_runs
 
 __all__ = ["Frame", "frame", "assemble", "m4_result", "raw_result", "points_result", "empty_result", "rollup_axis",
-           "rollup_answer"]
+           "rollup_answer", "rollup_answers", "RollupJob"]
 
 T = TypeVar("T")
 
@@ -92,21 +92,69 @@ def rollup_answer(q: SeriesQuery, origin: int, extent: tuple[int, int], count: i
     holds at most 4·width of them, else its M4. ``rolled_up(frame)`` reads what a
     frame needs and gives its per-interval aggregates (and whatever ``raw``, which
     reads the range's points, wants of that read)."""
-    f = frame(q, origin, extent, None)
-    if f is None or f.lo > f.hi:
-        return empty_result(q)
-    if _probably_raw(f, count, extent):
-        probe = frame(q, origin, extent, plan, columns=False)
-        assert probe is not None
-        state, agg = rolled_up(probe)
-        if int(agg.n[probe.columns].sum()) <= 4 * f.width:
-            return raw(probe, state, agg)
-    f = frame(q, origin, extent, plan)
-    assert f is not None
-    state, agg = rolled_up(f)
-    if int(agg.n[f.columns].sum()) > 4 * f.width:
-        return m4_result(f, agg)
-    return raw(f, state, agg)
+    return rollup_answers([RollupJob(q, origin, extent, count, plan)],
+                          lambda jobs: [rolled_up(f) for _, f in jobs],
+                          lambda jobs: [raw(f, state, agg) for _, f, state, agg in jobs])[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class RollupJob:
+    """One series query of :func:`rollup_answers`: the query, its run's origin,
+    the series' extent on the query's axis, its point count and its levels."""
+
+    query: SeriesQuery
+    origin: int
+    extent: tuple[int, int]
+    count: int
+    plan: LevelPlan
+
+
+def rollup_answers(jobs: list[RollupJob],
+                   rolled_up: Callable[[list[tuple[int, Frame]]], list[tuple[T, M4Agg]]],
+                   raw: Callable[[list[tuple[int, Frame, T, M4Agg]]], list[SeriesResult]]) -> list[SeriesResult]:
+    """:func:`rollup_answer` of many series at once, phase by phase, so that an
+    engine reads what all of them need in each phase together (one statement,
+    one request): ``rolled_up`` gets ``(job index, frame)`` pairs and ``raw``
+    ``(job index, frame, state, agg)``; each answers in the order it was given.
+    At most two ``rolled_up`` phases (a count of the range, then its columns,
+    for ranges that looked small enough to be raw and were not) and one
+    ``raw`` phase."""
+    out: list[SeriesResult | None] = [None] * len(jobs)
+    first: list[tuple[int, Frame, bool]] = []  # (job, frame, probe)
+    for i, job in enumerate(jobs):
+        f = frame(job.query, job.origin, job.extent, None)
+        if f is None or f.lo > f.hi:
+            out[i] = empty_result(job.query)
+        elif _probably_raw(f, job.count, job.extent):
+            probe = frame(job.query, job.origin, job.extent, job.plan, columns=False)
+            assert probe is not None
+            first.append((i, probe, True))
+        else:
+            full = frame(job.query, job.origin, job.extent, job.plan)
+            assert full is not None
+            first.append((i, full, False))
+    raws: list[tuple[int, Frame, T, M4Agg]] = []
+    again: list[tuple[int, Frame, bool]] = []
+    for (i, f, probe), (state, agg) in zip(first, rolled_up([(i, f) for i, f, _ in first]) if first else []):
+        n = int(agg.n[f.columns].sum())
+        if n <= 4 * f.width:
+            raws.append((i, f, state, agg))
+        elif probe:
+            job = jobs[i]
+            full = frame(job.query, job.origin, job.extent, job.plan)
+            assert full is not None
+            again.append((i, full, False))
+        else:
+            out[i] = m4_result(f, agg)
+    for (i, f, _), (state, agg) in zip(again, rolled_up([(i, f) for i, f, _ in again]) if again else []):
+        if int(agg.n[f.columns].sum()) > 4 * f.width:
+            out[i] = m4_result(f, agg)
+        else:
+            raws.append((i, f, state, agg))
+    for (i, *_), result in zip(raws, raw(raws) if raws else []):
+        out[i] = result
+    assert all(r is not None for r in out)
+    return out  # type: ignore[return-value]
 
 
 def _probably_raw(f: Frame, count: int, extent: tuple[int, int]) -> bool:

@@ -91,7 +91,7 @@ export function CurvesPanel(props: PanelProps<PanelOptions>) {
   useEffect(() => {
     const host = new ChartHost(chartRef.current!, {
       init,
-      zoomSettleMs: TIMING.panelZoomSettleMs,
+      zoomSettle: TIMING.panelZoomSettleMs,
       onUserZoom: (window) => {
         state.window = window;
         const { options: o, onChangeTimeRange } = latest.current;

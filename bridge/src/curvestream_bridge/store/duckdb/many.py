@@ -1,0 +1,181 @@
+"""Many series queries answered together: the reads of :mod:`.points`, one
+statement per phase for all of them instead of a few per series.
+
+The queries of an overlay chart (ten runs, one key, the same range and width)
+go through the phases of :func:`..m4.query.rollup_answers` side by side:
+
+1. one statement reads the extent and count of every series;
+2. one statement reads the rollup rows of every series' frame (its pixel
+   columns' pieces, its straddling bottom buckets, its top level), one more
+   the chunks of the straddling buckets; a second round of both only for
+   ranges that looked small enough to be raw and were not;
+3. one statement reads the raw points of the series answered raw.
+
+Reads of chunks are one ``UNION ALL`` of one arm per series, each with its
+own id or x range, so that DuckDB's zone maps skip other series' row groups
+as they do for one series (a single join over all of them reads every
+chunk's blob).
+
+So ten series cost about as many statements as one (3 to 6), and each answer
+is exactly the single-series answer: the same frames, the same rows, merged by
+the same code. A series too short for rollups (under ``MIN_POINTS``) is read
+on its own by :func:`.points.series_query`: a few points, a cheap query.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from curvestream_bridge.store.base import SeriesQuery, SeriesResult
+from curvestream_bridge.store.duckdb import chunks as chunk_codec
+from curvestream_bridge.store.duckdb.points import _AGG_NAMES, _agg_from, _expand, _ints, scan, series_query
+from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
+from curvestream_bridge.store.m4.levels import LevelPlan
+from curvestream_bridge.store.m4.query import Frame, RollupJob, assemble, raw_result, rollup_answers, rollup_axis
+
+__all__ = ["ManyItem", "series_many"]
+
+ManyItem = tuple[SeriesQuery, int | None, LevelPlan | None, int]
+"""(query, sid or None when the series does not exist, its levels or None, the run's origin in wall ns)."""
+
+
+def series_many(cur: duckdb.DuckDBPyConnection, items: list[ManyItem], empty: Any) -> list[SeriesResult]:
+    """The answers of ``items``, in order; ``empty(query)`` answers a missing series."""
+    out: list[SeriesResult | None] = [None] * len(items)
+    known = [i for i, (_, sid, _, _) in enumerate(items) if sid is not None]
+    stats = _stats(cur, [items[i][1] for i in known])  # type: ignore[misc]
+    by_axis: dict[str, list[tuple[int, RollupJob, int]]] = {}
+    for i, (q, sid, plan, origin) in enumerate(items):
+        found = stats.get(sid) if sid is not None else None
+        axis = rollup_axis(q.x)
+        if found is None or found[axis] is None:
+            out[i] = empty(q)
+        elif plan is None:
+            out[i] = series_query(cur, q, sid, None, origin)  # type: ignore[arg-type]
+        else:
+            count, extent = found["count"], found[axis]
+            by_axis.setdefault(axis, []).append((i, RollupJob(q, origin, extent, count, plan), sid))  # type: ignore[arg-type]
+    for axis, entries in by_axis.items():
+        sids = [sid for _, _, sid in entries]
+        answers = rollup_answers(
+            [job for _, job, _ in entries],
+            lambda jobs, sids=sids, axis=axis: [(None, agg) for agg in
+                                                _rolled_up(cur, axis, [(sids[j], f) for j, f in jobs])],
+            lambda jobs, sids=sids, axis=axis: _raw(cur, axis, [(sids[j], f, agg) for j, f, _, agg in jobs]))
+        for (i, _, _), answer in zip(entries, answers):
+            out[i] = answer
+    return out  # type: ignore[return-value]
+
+
+def _stats(cur: duckdb.DuckDBPyConnection, sids: list[int]) -> dict[int, dict[str, Any]]:
+    if not sids:
+        return {}
+    rows = cur.execute("SELECT sid, count, min_step, max_step, first_ns, last_ns FROM series "
+                       "WHERE sid IN (SELECT unnest(?))", [sorted(set(sids))]).fetchall()
+    return {sid: {"count": int(n),
+                  "step": (int(s0), int(s1)) if s0 is not None else None,
+                  "time": (int(w0), int(w1)) if w0 is not None else None}
+            for sid, n, s0, s1, w0, w1 in rows}
+
+
+def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int, Frame]]) -> list[M4Agg]:
+    """:func:`.points._rolled_up` of many (sid, frame) pairs: two statements."""
+    rows = _rollup_rows(cur, axis, frames)
+    want: dict[str, list[np.ndarray]] = {"i": [], "cid": []}
+    for i, ((sid, f), levels) in enumerate(zip(frames, rows)):
+        assert f.pieces is not None
+        b0, bottom = levels[0][1], levels[0][2]
+        strad = np.flatnonzero(np.isin(b0, f.pieces.straddlers) & (bottom.c0 >= 0))
+        cids = _expand(bottom.c0[strad], bottom.c1[strad])
+        want["i"].append(np.full(len(cids), i, np.int64))
+        want["cid"].append(cids)
+    # one arm per frame, each with its own id range: zone maps then skip the row
+    # groups of other series (one join over all of them would read every chunk's blob)
+    w = {k: np.concatenate(v) for k, v in want.items()}
+    arms = []
+    for i, (sid, _) in enumerate(frames):
+        mine = w["cid"][w["i"] == i]
+        if len(mine):
+            arms.append(f"SELECT {i} AS i, c.pts FROM chunks c JOIN want_c w ON c.cid = w.cid AND w.i = {i} "
+                        f"WHERE c.sid = {int(sid)} AND c.cid BETWEEN {int(mine.min())} AND {int(mine.max())}")
+    raws = _blobs_by(cur, len(frames), arms, w)
+    return [assemble(f, levels, (raw["step"], raw["wall"], raw["value"]))
+            for (_, f), levels, raw in zip(frames, rows, raws)]
+
+
+def _rollup_rows(cur: duckdb.DuckDBPyConnection, axis: str,
+                 frames: list[tuple[int, Frame]]) -> list[list[tuple[int, np.ndarray, M4Agg]]]:
+    """For each frame, the rows of its pieces at every level (and of its
+    straddling bottom buckets), all read by one statement: the ``UNION ALL``
+    of :func:`.points._rollup_rows`' statement for each."""
+    want_b: dict[str, list[np.ndarray]] = {"i": [], "b": []}
+    want: dict[str, list[np.ndarray]] = {"i": [], "k": [], "b": []}
+    for i, (_, f) in enumerate(frames):
+        assert f.pieces is not None
+        plan = f.pieces.plan
+        bottom = np.union1d(f.pieces.keys(0), f.pieces.straddlers)
+        want_b["i"].append(np.full(len(bottom), i, np.int64))
+        want_b["b"].append(bottom.astype(np.int64))
+        for k in plan.levels:
+            if 0 < k < plan.top:
+                keys = f.pieces.keys(k)
+                want["i"].append(np.full(len(keys), i, np.int64))
+                want["k"].append(np.full(len(keys), k, np.int8))
+                want["b"].append(keys.astype(np.int64))
+    wb = {k: np.concatenate(v) for k, v in want_b.items()}
+    wu = {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in want.items()}
+    cols = ", ".join(f"m.{c}" for c in _AGG_NAMES)
+    arms = []
+    for i, (sid, f) in enumerate(frames):
+        # as .points._rollup_rows for one series: its sid and the BETWEENs let zone maps skip row groups
+        b, u = wb["b"][wb["i"] == i], wu["b"][wu["i"] == i]
+        arms += [f"SELECT w.i, 0 AS k, m.b, {cols}, m.c0, m.c1 FROM m4b_{axis} m JOIN want_b w ON m.b = w.b "
+                 f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {int(b.min(initial=0))} AND "
+                 f"{int(b.max(initial=0))}",
+                 f"SELECT w.i, m.k, m.b, {cols}, -1, -1 FROM m4_{axis} m JOIN want w ON m.k = w.k AND m.b = w.b "
+                 f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {int(u.min(initial=0))} AND "
+                 f"{int(u.max(initial=0))}",
+                 f"SELECT {i}, k, b, {', '.join(_AGG_NAMES)}, -1, -1 FROM m4_{axis} "
+                 f"WHERE sid = {int(sid)} AND k = {int(f.pieces.plan.top)}"]  # type: ignore[union-attr]
+    with scan(cur, "want_b", wb), scan(cur, "want", wu):
+        got = cur.execute(" UNION ALL ".join(arms)).fetchnumpy()
+    i_all, k_all, b_all, agg = _ints(got["i"]), _ints(got["k"]), _ints(got["b"]), _agg_from(got)
+    order = np.argsort(i_all, kind="stable")
+    bounds = np.searchsorted(i_all[order], np.arange(len(frames) + 1))
+    out = []
+    for i, (_, f) in enumerate(frames):
+        mine = order[bounds[i]:bounds[i + 1]]
+        levels = []
+        for k in f.pieces.plan.levels:  # type: ignore[union-attr]
+            sel = mine[k_all[mine] == k]
+            levels.append((k, b_all[sel], agg.take(sel)))
+        out.append(levels)
+    return out
+
+
+def _raw(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int, Frame, M4Agg]]) -> list[SeriesResult]:
+    """The raw answers of many (sid, frame, aggregates): one statement."""
+    x0, x1 = ("s0", "s1") if axis == "step" else ("w0", "w1")
+    arms = [f"SELECT {i} AS i, pts FROM chunks WHERE sid = {int(sid)} AND {x1} >= {int(f.lo)} AND {x0} <= {int(f.hi)}"
+            for i, (sid, f, _) in enumerate(frames)]
+    pts = _blobs_by(cur, len(frames), arms)
+    return [raw_result(f, p["step"], p["wall"], p["value"], agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
+            for (_, f, agg), p in zip(frames, pts)]
+
+
+def _blobs_by(cur: duckdb.DuckDBPyConnection, n: int, arms: list[str],
+              want: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
+    """Run the ``UNION ALL`` of ``arms`` (each ``SELECT i, pts …``, integers
+    inlined; ``want``: the table ``want_c`` they may join) in one statement,
+    and decode the chunks of each ``i`` in ``range(n)``."""
+    if not arms:
+        return [np.zeros(0, dtype=chunk_codec.RECORD) for _ in range(n)]
+    with scan(cur, "want_c", want if want is not None else {"i": np.zeros(0, np.int64), "cid": np.zeros(0, np.int64)}):
+        rows = cur.execute(" UNION ALL ".join(arms)).fetchall()
+    blobs: list[list[bytes]] = [[] for _ in range(n)]
+    for i, blob in rows:
+        blobs[i].append(blob)
+    return [chunk_codec.decode(b) for b in blobs]

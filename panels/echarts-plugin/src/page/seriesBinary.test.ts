@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { columnsToParsed, decodeSeriesColumns } from './seriesBinary';
+
+/**
+ * Made by the bridge's encoder (curvestream_bridge.series_binary.encode) for two series:
+ * y = NaN, +Inf, -Inf, -0.0 and a subnormal; steps up to 2^53 - 1; neighbours with NaN and -Inf.
+ */
+const FROM_THE_BRIDGE =
+  'Q1NTMb8BAAB7InNlcmllcyI6W3sicHJvamVjdCI6InAiLCJydW4iOiJsci8wLjEgw7wiLCJrZXkiOiJsb3NzIiwieCI6InN0ZXAiLCJzdGFydCI6bnVsbCwiZW5kIjpudWxsLCJ3aWR0aCI6NCwicmF3Ijp0cnVlLCJ0b3RhbCI6NSwicG9pbnRzIjp7Im4iOjUsIm9mZnNldCI6MH0sImJlZm9yZSI6bnVsbCwiYWZ0ZXIiOm51bGx9LHsicHJvamVjdCI6InAiLCJydW4iOiJiIiwia2V5IjoibG9zcyIsIngiOiJzdGVwIiwic3RhcnQiOjIuMCwiZW5kIjozLjAsIndpZHRoIjo0LCJyYXciOmZhbHNlLCJ0b3RhbCI6OSwicG9pbnRzIjp7Im4iOjIsIm9mZnNldCI6MTYwfSwiYmVmb3JlIjp7IngiOjEuMCwieSI6Ik5hTiIsInN0ZXAiOjEsInRpbWVfbXMiOjE3MDAwMDAwMDAwMDEuMH0sImFmdGVyIjp7IngiOjQuMCwieSI6Ii1JbmZpbml0eSIsInN0ZXAiOjQsInRpbWVfbXMiOjE3MDAwMDAwMDAwMDQuNX19XX0AAAAAAAAAAAAAAAAAAADwPwAAAAAAAABAAAAAAAAACED///////8/QwAAAAAAAPh/AAAAAAAA8H8AAAAAAADw/wAAAAAAAACAK+Zwi2gSAAAAAAAAAAAAAAEAAAAAAAAAAgAAAAAAAAADAAAAAAAAAP///////x8AAACAVv68eEIACIBW/rx4QgAAAAAAAABAAAAAAAAACEAAAAAAAAAQQAAAAAAAAABAAAAAAAAACECamZmZmZm5P5qZmZmZmck/AgAAAAAAAAADAAAAAAAAAAAkgFb+vHhCADCAVv68eEI=';
+
+function body(base64: string): ArrayBuffer {
+  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  return bytes.buffer;
+}
+
+describe('decodeSeriesColumns', () => {
+  it('reads every series of a bridge answer as typed arrays over its bytes', () => {
+    const buffer = body(FROM_THE_BRIDGE);
+    const [a, b] = decodeSeriesColumns(buffer);
+    expect(a!.header.run).toBe('lr/0.1 ü');
+    expect(a!.y).toBeInstanceOf(Float64Array);
+    expect(a!.y.buffer).toBe(buffer); // a view, not a copy
+    expect(Array.from(a!.y)).toEqual([NaN, Infinity, -Infinity, -0, 1e-310]);
+    expect(Object.is(a!.y[3], -0)).toBe(true);
+    expect(Array.from(a!.step)).toEqual([0n, 1n, 2n, 3n, 9007199254740991n]);
+    expect(Array.from(a!.timeMs)).toEqual([1700000000000, 1700000000000.5, 2, 3, 4]);
+    expect(Array.from(b!.x)).toEqual([2, 3]);
+    expect(Array.from(b!.y)).toEqual([0.1, 0.2]);
+    expect(Array.from(b!.timeMs)).toEqual([1700000000002.25, 1700000000003]);
+  });
+
+  it('gives the core the same parsed series as the JSON answer would', () => {
+    const [a, b] = decodeSeriesColumns(body(FROM_THE_BRIDGE)).map(columnsToParsed);
+    expect(a).toEqual({
+      xMode: 'step',
+      start: null,
+      end: null,
+      raw: true,
+      total: 5,
+      points: {
+        x: [0, 1, 2, 3, 9007199254740991],
+        y: [NaN, Infinity, -Infinity, -0, 1e-310],
+        step: [0, 1, 2, 3, 9007199254740991],
+        timeMs: [1700000000000, 1700000000000.5, 2, 3, 4],
+      },
+      before: null,
+      after: null,
+    });
+    expect(b!.raw).toBe(false);
+    expect(b!.total).toBe(9);
+    expect(b!.before).toEqual({ x: 1, y: NaN, step: 1, timeMs: 1700000000001 });
+    expect(b!.after).toEqual({ x: 4, y: -Infinity, step: 4, timeMs: 1700000000004.5 });
+  });
+
+  it('refuses a body that is not a series answer, or ends inside its columns', () => {
+    expect(() => decodeSeriesColumns(new TextEncoder().encode('{"series": []}').buffer as ArrayBuffer)).toThrow(/not a curvestream/);
+    const whole = new Uint8Array(body(FROM_THE_BRIDGE));
+    expect(() => decodeSeriesColumns(whole.slice(0, whole.length - 8).buffer)).toThrow(/ends inside/);
+  });
+});
