@@ -3,7 +3,10 @@ the store.
 
 For each message: decode and validate (a rejection is counted, logged,
 dead-lettered, acknowledged and answered with a ``rejected`` commit so the
-trainer stops re-sending it); drop re-sends by (producer, seq); write the
+trainer stops re-sending it); drop re-sends by (producer, seq); hand the fresh
+batches to the live push (``on_decoded``: an open chart sees a point before the
+store write, which it would otherwise wait for; a chart drops a point it already
+holds, and the rare batch the store then refuses is shown until reloaded); write the
 fresh batches of a round in one store write; only then acknowledge the MQTT
 messages and publish the commit to each producer. A store outage stops the
 loop without acknowledging anything, so the broker keeps the messages and the
@@ -75,6 +78,7 @@ class Ingest:
         on_stored: Callable[[list[DecodedBatch]], None] | None = None,
         on_status: Callable[[run_pb2.RunStatus], None] | None = None,
         on_round: Callable[[list[DecodedBatch]], None] | None = None,
+        on_decoded: Callable[[list[DecodedBatch]], None] | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -83,6 +87,7 @@ class Ingest:
         self.on_stored = on_stored
         self.on_status = on_status
         self.on_round = on_round  # the alert engine: fresh and re-sent batches, before the commit
+        self.on_decoded = on_decoded  # the live push: fresh batches, before the store write
         self.queue: queue.Queue[Message] = queue.Queue(maxsize=settings.ingest_queue_messages)
         self._seen: dict[bytes, SeqSet] = {}
         self._stop = threading.Event()
@@ -173,6 +178,11 @@ class Ingest:
                 in_round.add(ident)
                 fresh.append((m, batch))
         parked: list[tuple[Message, DecodedBatch]] = []
+        if fresh and self.on_decoded is not None:
+            try:
+                self.on_decoded([b for _, b in fresh])
+            except Exception:  # noqa: BLE001 - the live push never holds up the store
+                log.exception("curvestream bridge: live fan-out failed")
         if fresh:
             refused, failed = self._write([b for _, b in fresh])
             for m, b in fresh:

@@ -73,6 +73,8 @@ class Recorder:
         self._warned_quota = 0.0
         self._size_wake = False
         self._thread: threading.Thread | None = None
+        self.flush_interval_s = settings.flush_interval_ms / 1000
+        """Seal at least this often: ``flush_interval_ms``, or shorter while a live page watches."""
 
     def _next_seq(self) -> int:
         self.stats.last_seq += 1
@@ -104,6 +106,15 @@ class Recorder:
             time.sleep(0.0005)
         return False
 
+    def watched(self, hint_ms: int | None) -> None:
+        """A live page watches the run and asks for batches every ``hint_ms`` (None: nobody
+        watches). Only ever shortens the configured interval."""
+        configured = self.settings.flush_interval_ms
+        ms = configured if hint_ms is None or hint_ms <= 0 else min(configured, hint_ms)
+        if ms / 1000 != self.flush_interval_s:
+            self.flush_interval_s = ms / 1000
+            self.wake()  # the next interval starts from the new length
+
     def space_freed(self) -> None:
         self._space.set()
 
@@ -114,9 +125,12 @@ class Recorder:
         return self._done.wait(timeout)
 
     def _run(self) -> None:
-        interval = self.settings.flush_interval_ms / 1000
+        interval = self.flush_interval_s
         next_interval = self._clock() + interval
         while True:
+            if self.flush_interval_s != interval:  # watched or no longer: the pending interval moves too
+                next_interval += self.flush_interval_s - interval
+                interval = self.flush_interval_s
             self._wake.wait(max(0.0, next_interval - self._clock()))
             self._wake.clear()
             final = self._final.is_set()
