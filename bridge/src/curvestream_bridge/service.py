@@ -25,6 +25,7 @@ from curvestream_bridge.alerts.service import AlertService
 from curvestream_bridge.api import create_app
 from curvestream_bridge.embedded import EmbeddedBroker
 from curvestream_bridge.ingest import Ingest
+from curvestream_bridge.library_logs import route_library_logs
 from curvestream_bridge.live import LiveHub
 from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.run_tails import RunTails
@@ -164,6 +165,7 @@ def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127
     settings = BridgeSettings(**overrides)
     settings.check_exposure()
     bridge = Bridge(settings)
+    route_library_logs(bridge.metrics)  # amqtt's warnings: counted, one line each, no tracebacks
     broker.start()
     bridge.start()
 
