@@ -65,6 +65,15 @@ def patient_handler() -> bool:
     return True
 
 
+class _QuietPayload(bytes):
+    """A payload with a short repr. amqtt 0.12 builds a debug f-string of every broadcast, payload
+    included, even with debug logging off: the repr of a batch of 100s of KB was over half of the
+    broker's CPU time under load (py-spy, bench/README.md)."""
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} bytes>"
+
+
 def _amqtt_loop_error(loop: asyncio.AbstractEventLoop, context: dict) -> None:
     """The broker's loop runs amqtt's code only: what escapes it (e.g. amqtt 0.12's "dictionary
     changed size during iteration" when clients connect at once; the client connects again) is
@@ -108,7 +117,13 @@ class EmbeddedBroker:
         self._loop = asyncio.get_running_loop()
         self._loop.set_exception_handler(_amqtt_loop_error)
         self._stop = asyncio.Event()
-        broker = Broker({
+        class QuietBroker(Broker):
+            async def _broadcast_message(self, session, topic, data, force_qos=None):  # noqa: ANN001, ANN202
+                if data is not None and len(data) > 256:
+                    data = _QuietPayload(data)
+                await super()._broadcast_message(session, topic, data, force_qos)
+
+        broker = QuietBroker({
             "listeners": {"default": {"type": "tcp", "bind": f"{self.host}:{self.port}"}},
             "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
         })
