@@ -83,14 +83,16 @@ CREATE TABLE IF NOT EXISTS alert_events (id VARCHAR NOT NULL, version INTEGER NO
 class DuckDBStore:
     name = "duckdb"
 
-    def __init__(self, path: str, rollups: bool = True) -> None:
+    def __init__(self, path: str, rollups: bool = True, checkpoint_mb: int = 128) -> None:
         self.path = path
         self.rollups = rollups
+        self.checkpoint_mb = checkpoint_mb
         self._write_lock = threading.Lock()
         self._db = DuckDBFile(path, self._on_open)
         self._migrate_points_table()
 
     def _on_open(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.execute(f"SET checkpoint_threshold = '{int(self.checkpoint_mb)}MiB'")
         con.execute(_SCHEMA)
         con.execute(POINTS_SCHEMA)
         self._reload_sids(con)
