@@ -70,6 +70,7 @@ class Recorder:
         self._final = threading.Event()
         self._done = threading.Event()
         self._space = threading.Event()
+        self._drained = threading.Event()  # set each time the recorder has emptied the queue
         self._warned_quota = 0.0
         self._size_wake = False
         self._thread: threading.Thread | None = None
@@ -92,7 +93,8 @@ class Recorder:
         """The queue is long: wake the recorder; True when the caller's item is to be
         dropped (``queue_full="drop"``). With ``block``, waits while the queue is full."""
         self._size_wake = True
-        self.wake()
+        if not self._wake.is_set():  # every call past wake_len lands here: set the event once, not each time
+            self._wake.set()
         if len(self.queue) < self.max_queue:
             return False
         if self.settings.queue_full == "drop":
@@ -103,7 +105,8 @@ class Recorder:
             return True
         while len(self.queue) >= self.max_queue and not closed():
             self.wake()
-            time.sleep(0.0005)
+            self._drained.wait(0.05)  # the recorder says when it took the queue (no spinning on the GIL)
+            self._drained.clear()
         return False
 
     def watched(self, hint_ms: int | None) -> None:
@@ -165,8 +168,10 @@ class Recorder:
                 break
             builder.add(item)
             if builder.points >= max_points:
+                self._drained.set()  # a blocked log() may go on while this batch is spooled
                 self._spool(*builder.seal())
                 wrote = True
+        self._drained.set()
         if not builder.empty and mode is not FlushMode.SIZE:
             self._spool(*builder.seal())
             wrote = True
