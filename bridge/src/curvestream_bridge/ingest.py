@@ -3,10 +3,7 @@ the store.
 
 For each message: decode and validate (a rejection is counted, logged,
 dead-lettered, acknowledged and answered with a ``rejected`` commit so the
-trainer stops re-sending it); drop re-sends by (producer, seq); hand the fresh
-batches to the live push (``on_decoded``: an open chart sees a point before the
-store write, which it would otherwise wait for; a chart drops a point it already
-holds, and the rare batch the store then refuses is shown until reloaded); write the
+trainer stops re-sending it); drop re-sends by (producer, seq); write the
 fresh batches of a round in one store write; only then acknowledge the MQTT
 messages and publish the commit to each producer. A store outage stops the
 loop without acknowledging anything, so the broker keeps the messages and the
@@ -20,6 +17,13 @@ is up (log, ``curvestream_store_unexpected_errors_total``, ``/readyz``), then
 the batches it still fails on are parked (``parked.py``) and only then
 committed, so a bug never costs a point and a poison batch never holds up the
 stream.
+
+Live push: a points message is decoded as it is submitted, on the thread that
+received it (MQTT's, HTTP's), and handed to ``on_decoded`` at once: an open
+chart sees the point without waiting for the store write, nor for the write of
+the round before it; the writer thread then uses that decoded batch. A chart
+drops a point it already holds (a re-send), and a batch the store later refuses
+for good stays on an open chart until it reloads.
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ class Message:
     reply: concurrent.futures.Future | None = None  # HTTP: gets the Commit or the Rejected
     received_ns: int = 0
     parked: ParkedBatch | None = None  # a replay: the parked batch this payload came from
+    decoded: DecodedBatch | None = None  # decoded (and clock-corrected) when submitted, already pushed live
 
 
 class Ingest:
@@ -109,7 +114,24 @@ class Ingest:
         """Blocks while the queue is full: that is the backpressure on the broker."""
         if not message.received_ns:
             message.received_ns = time.time_ns()
+        if message.kind == Kind.POINTS and message.decoded is None and self.on_decoded is not None:
+            self._decode_and_push(message)
         self.queue.put(message, timeout=timeout)
+
+    def _decode_and_push(self, m: Message) -> None:
+        """On the submitting thread: decode, correct the clock and push live. A payload
+        that does not decode is left to the writer, which rejects it."""
+        try:
+            batch = decode_batch(m.payload, self.settings.max_payload_bytes, self.settings.max_batch_points,
+                                 m.topic_run)
+        except Rejected:
+            return
+        self.clocks.correct(batch, m.received_ns)
+        m.decoded = batch
+        try:
+            self.on_decoded([batch])  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 - the live push never holds up the store
+            log.exception("curvestream bridge: live fan-out failed")
 
     def submit_http(self, payload: bytes, timeout: float = 60.0) -> run_pb2.Commit:
         """The direct-write path: returns the Commit, raises Rejected or StoreUnavailable."""
@@ -164,13 +186,16 @@ class Ingest:
             if m.kind != Kind.POINTS:
                 others.append(m)
                 continue
-            try:
-                batch = decode_batch(m.payload, self.settings.max_payload_bytes, self.settings.max_batch_points,
-                                     m.topic_run)
-            except Rejected as rej:
-                self._reject(m, rej)
-                continue
-            self.clocks.correct(batch, m.received_ns)
+            if m.decoded is not None:
+                batch = m.decoded
+            else:
+                try:
+                    batch = decode_batch(m.payload, self.settings.max_payload_bytes, self.settings.max_batch_points,
+                                         m.topic_run)
+                except Rejected as rej:
+                    self._reject(m, rej)
+                    continue
+                self.clocks.correct(batch, m.received_ns)
             ident = (batch.producer_id, batch.seq)
             if ident in in_round or batch.seq in self._seen_for(batch.producer_id):
                 duplicates.append((m, batch))
@@ -178,9 +203,10 @@ class Ingest:
                 in_round.add(ident)
                 fresh.append((m, batch))
         parked: list[tuple[Message, DecodedBatch]] = []
-        if fresh and self.on_decoded is not None:
+        unpushed = [b for m, b in fresh if m.decoded is None]  # not submitted (a replay): pushed now
+        if unpushed and self.on_decoded is not None:
             try:
-                self.on_decoded([b for _, b in fresh])
+                self.on_decoded(unpushed)
             except Exception:  # noqa: BLE001 - the live push never holds up the store
                 log.exception("curvestream bridge: live fan-out failed")
         if fresh:
