@@ -71,11 +71,18 @@ class LiveHub:
 
     # ------------------------------------------------------------------ from the writer thread
     def points(self, batches: list[DecodedBatch]) -> None:
-        """Decoded, validated, not yet stored: pushed with the next frame."""
+        """Decoded, validated, not yet stored: pushed with the next frame to the sockets watching their run."""
+        watched = self._watched  # replaced, never changed in place, by the event loop
+        if watched:
+            self._collect(batches, watched)
+        if self.grafana is not None:
+            self.grafana.push(batches)
+
+    def _collect(self, batches: list[DecodedBatch], watched: set[tuple[str, str]]) -> None:
         with self._lock:
             for b in batches:
                 run_key = (b.project, b.run)
-                if not self._clients and self.grafana is None:
+                if run_key not in watched:
                     continue
                 series = self._pending.setdefault(run_key, {})
                 for col in b.scalars:
@@ -88,8 +95,6 @@ class LiveHub:
                 for h in b.histograms:
                     self._histograms[(b.project, b.run, h.key)] = h.step
         self._wake_up()
-        if self.grafana is not None:
-            self.grafana.push(batches)
 
     def stored(self, batches: list[DecodedBatch]) -> None:
         """Stored: a run the hub had not seen is announced (the runs list has it now)."""
