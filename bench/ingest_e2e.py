@@ -113,10 +113,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="embedded runs; the median is reported")
     parser.add_argument("--py-spy", default="", help="directory: sample the processes during the last embedded run")
     args = parser.parse_args()
-    print(f"# reproduce: {sys.executable} bench/ingest_e2e.py --points {args.points} "
-          f"--influx-points {args.influx_points} --repeat {args.repeat}"
-          + "".join(f" --bridge {kv}" for kv in args.bridge) + (f" --influx-params {args.influx_params}" if args.influx_params
-                                                     else ""))
+    print(f"# reproduce: nice {sys.executable} bench/ingest_e2e.py " + " ".join(sys.argv[1:]))
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = pathlib.Path(tmp)
         if not args.skip_embedded:

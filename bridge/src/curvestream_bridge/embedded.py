@@ -50,7 +50,8 @@ def patient_handler() -> bool:
                 return
             self.session.inflight_out.setdefault(app_message.packet_id, app_message)
             retry = app_message.publish_packet is not None
-            publish_packet = app_message.build_publish_packet(dup=retry) if retry else app_message.build_publish_packet()
+            publish_packet = app_message.build_publish_packet(dup=True) if retry \
+                else app_message.build_publish_packet()
             await self._send_packet(publish_packet)
             app_message.publish_packet = publish_packet
             waiter: asyncio.Future = asyncio.Future()
