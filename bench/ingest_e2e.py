@@ -1,6 +1,7 @@
 """End-to-end ingest: trainer -> broker -> bridge -> store, in points/s.
 
-    .venv/bin/python bench/ingest_e2e.py [--points 10000000] [--influx-points 3000000]
+    .venv/bin/python bench/ingest_e2e.py [--points 10000000] [--influx-points 3000000] [--repeat 5]
+    .venv/bin/python bench/ingest_e2e.py --skip-influx --points 4000000 --repeat 1 --py-spy /tmp/prof
 
 1. embedded: amqtt + bridge + DuckDB (what `curvestream up` runs);
 2. Mosquitto + bridge + InfluxDB 1.x, beside InfluxDB's own ceiling measured in
@@ -9,6 +10,10 @@
 
 The clock starts at the first log() and stops when the bridge has committed
 every batch (the trainer's spool is empty). Servers are real, on loopback.
+The embedded figure is the median of ``--repeat`` runs (each a new run into the
+same broker and bridge); the load average is printed beside it. ``--py-spy DIR``
+samples the trainer (this process), the broker and the bridge during the last
+run and prints where each spends its time.
 """
 
 from __future__ import annotations
@@ -21,10 +26,14 @@ import sys
 import tempfile
 import time
 
+import os
+import statistics
+
 import httpx
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
+from _pyspy import Sampler  # noqa: E402
 from _servers import Amqtt, BridgeProcess, Influxd, Mosquitto, wait_until  # noqa: E402
 
 import curvestream  # noqa: E402
@@ -54,6 +63,12 @@ def committed_rate(run: curvestream.Run, t0: float, points: int) -> float:
     report = run.finish()
     assert report.complete, report
     return points / elapsed
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def bare_influx_ceiling(base_url: str, points: int, workers: int = 2) -> float:
@@ -93,21 +108,46 @@ def main() -> None:
     parser.add_argument("--skip-embedded", action="store_true")
     parser.add_argument("--skip-influx", action="store_true")
     parser.add_argument("--influx-params", default="", help="store URL parameters, e.g. rollups=off")
+    parser.add_argument("--bridge", action="append", default=[], metavar="SETTING=VALUE",
+                        help="a bridge setting for the embedded run, e.g. write_max_points=1000000")
+    parser.add_argument("--repeat", type=int, default=5, help="embedded runs; the median is reported")
+    parser.add_argument("--py-spy", default="", help="directory: sample the processes during the last embedded run")
     args = parser.parse_args()
-    print(f"# reproduce: {sys.executable} bench/ingest_e2e.py --points {args.points} "
-          f"--influx-points {args.influx_points}" + (f" --influx-params {args.influx_params}" if args.influx_params
-                                                     else ""))
+    print(f"# reproduce: nice {sys.executable} bench/ingest_e2e.py " + " ".join(sys.argv[1:]))
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = pathlib.Path(tmp)
         if not args.skip_embedded:
             broker = Amqtt(tmpdir / "amqtt")
             broker.start()
             bridge = BridgeProcess(tmpdir / "bridge-duckdb", f"duckdb:///{tmpdir / 'store.duckdb'}", broker.url,
-                                   mqtt_protocol="3.1.1")
+                                   mqtt_protocol="3.1.1", **dict(kv.split("=", 1) for kv in args.bridge))
             bridge.start()
             try:
-                rate = stream(broker.url, tmpdir / "spool1", args.points, mqtt_protocol="3.1.1")
-                print(f"embedded (amqtt + DuckDB):   {rate:>12,.0f} points/s end to end ({args.points:,} points)")
+                rates = []
+                pids = {"trainer": os.getpid(), "amqtt": broker.pid, "bridge": bridge.pid}
+                cpu: dict[str, list[float]] = {name: [] for name in pids}
+                for i in range(args.repeat):
+                    load = os.getloadavg()[0]
+                    cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+                    if args.py_spy and i == args.repeat - 1:
+                        with Sampler(pathlib.Path(args.py_spy), pids) as sampler:
+                            rates.append(stream(broker.url, tmpdir / f"spool1-{i}", args.points, mqtt_protocol="3.1.1"))
+                        print(sampler.report(("Ingest.", "Store.", "Writer.", "batch_partials", "merge", "decode",
+                                              "Spool.", "Recorder.", "Uploader.", "Run.log", "Broker.", "Handler.",
+                                              "Client._loop", "on_round", "Live")))
+                    else:
+                        rates.append(stream(broker.url, tmpdir / f"spool1-{i}", args.points, mqtt_protocol="3.1.1"))
+                    for name, pid in pids.items():
+                        cpu[name].append((cpu_seconds(pid) - cpu_before[name]) / args.points * 1e6)
+                    print(f"  run {i + 1}: {rates[-1]:>12,.0f} points/s (load average {load:.1f} at its start); "
+                          "CPU s per 1M points: " + ", ".join(f"{n} {c[-1]:.2f}" for n, c in cpu.items()), flush=True)
+                print(f"embedded (amqtt + DuckDB):   {statistics.median(rates):>12,.0f} points/s end to end, median "
+                      f"of {len(rates)} ({args.points:,} points each; load average now {os.getloadavg()[0]:.1f})")
+                medians = {n: statistics.median(c) for n, c in cpu.items()}
+                print("CPU seconds per 1M points, medians (steadier than points/s on a shared machine): "
+                      + ", ".join(f"{n} {c:.2f}" for n, c in medians.items())
+                      + f"; all three {sum(medians.values()):.2f} -> at most {2e6 / sum(medians.values()):,.0f} "
+                      "points/s on 2 idle cores")
             finally:
                 bridge.stop()
                 broker.stop()

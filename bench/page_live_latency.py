@@ -158,7 +158,7 @@ def measure(browser: Any, broker: Mosquitto, bridge: BridgeProcess, spool: pathl
 
     print(f"\nclient flush interval {flush_ms} ms, a point every {interval_ms:g} ms, {len(lat)} points "
           f"(trainer: {line}):")
-    print(row("log() -> drawn in the page (goal p95 <= 300)", lat))
+    print(row("log() -> drawn in the page (goal p95 <= 150)", lat))
     print(row("log() -> painted (the next frame rasterized it)", on_screen))
     print("  where the time goes:")
     print(row("  log() -> live message at the page", wire))

@@ -170,3 +170,26 @@ def test_nan_and_infinity_survive_the_store(h):
     h.ingest.process([h.mqtt(b.SerializeToString(), 1)])
     y = h.store.series(SeriesQuery("p", "r", "loss")).y
     assert math.isnan(y[0]) and y[1] == math.inf and y[2] == -math.inf
+
+
+def test_fresh_batches_go_to_the_live_push_before_the_store_write_and_re_sends_do_not(h):
+    order: list[str] = []
+    write = h.store.write
+    h.store.write = lambda batches: (order.append(f"write {len(batches)}"), write(batches))[1]
+    h.ingest.on_decoded = lambda batches: order.append(f"live {[b.seq for b in batches]}")
+    h.ingest.on_stored = lambda batches: order.append(f"stored {[b.seq for b in batches]}")
+    h.ingest.process([h.mqtt(batch(1), 1), h.mqtt(batch(2), 2), h.mqtt(batch(1), 3)])
+    h.ingest.process([h.mqtt(batch(2), 4)])  # a re-send of a stored batch: nothing new to show
+    assert order == ["live [1, 2]", "write 2", "stored [1, 2]"]
+
+
+def test_a_submitted_batch_is_pushed_live_at_once_on_the_receiving_thread_and_decoded_once(h):
+    pushed: list[list[int]] = []
+    h.ingest.on_decoded = lambda batches: pushed.append([b.seq for b in batches])
+    h.ingest.submit(h.mqtt(batch(1), 1))  # the writer thread is not even running
+    h.ingest.submit(h.mqtt(b"not a batch", 2))
+    assert pushed == [[1]]
+    h.ingest.process([h.ingest.queue.get_nowait(), h.ingest.queue.get_nowait()])
+    assert pushed == [[1]], "not pushed a second time by the writer"
+    assert h.count() == 10 and h.acked == [2, 1]  # the undecodable one rejected (and acknowledged) by the writer
+    assert h.metrics.get("curvestream_rejected_total", reason="undecodable") == 1

@@ -146,9 +146,15 @@ def test_a_new_subscription_replaces_the_old_one():
 def test_every_client_hears_of_a_new_run_once_subscribed_or_not():
     async def scenario(scene: _Scene) -> None:
         sock = await scene.connect()
-        scene.hub.points(_decoded(_batch("p", "new run", {"x": [1.0]})))
+        first = _decoded(_batch("p", "new run", {"x": [1.0]}))
+        scene.hub.points(first)  # decoded, not yet stored: the runs list does not have it
         await scene.frame()
-        scene.hub.points(_decoded(_batch("p", "new run", {"x": [2.0]}, first_step=1)))
+        assert sock.received == []
+        scene.hub.stored(first)
+        await scene.frame()
+        second = _decoded(_batch("p", "new run", {"x": [2.0]}, first_step=1))
+        scene.hub.points(second)
+        scene.hub.stored(second)
         await scene.frame()
         assert sock.received == [{"type": "run", "project": "p", "run": "new run"}]
 
@@ -215,7 +221,9 @@ def test_a_status_change_comes_after_the_last_data_of_its_frame_and_only_to_subs
         watcher = await scene.connect({"project": "p", "run": "a"})
         other = await scene.connect({"project": "p", "run": "b"})
         scene.hub.status(_status("p", "a", run_pb2.RUN_STATE_RUNNING))
-        scene.hub.points(_decoded(_batch("p", "a", {"x": [1.0]}, texts=1)))
+        batches = _decoded(_batch("p", "a", {"x": [1.0]}, texts=1))
+        scene.hub.points(batches)  # as the ingest writer does: decoded, stored, then the status
+        scene.hub.stored(batches)
         scene.hub.status(_status("p", "a", run_pb2.RUN_STATE_FINISHED))
         await scene.frame()
         assert [m["type"] for m in watcher.received] == ["run", "points", "texts", "status", "status"]
@@ -314,6 +322,47 @@ def test_points_stored_while_nobody_listens_are_not_kept_for_later():
     _live(scenario)
 
 
+def test_the_first_point_after_a_quiet_spell_is_pushed_at_once_not_after_a_frame():
+    async def main() -> None:
+        hub = LiveHub(frame_ms=3_600_000)  # an hour: only a push on arrival can deliver within the test
+        hub.start()
+        sock = _Socket()
+        task = asyncio.get_running_loop().create_task(hub.serve(sock))  # type: ignore[arg-type]
+        try:
+            await sock.inbox.put(json.dumps({"subscribe": [{"project": "p", "run": "a"}]}))
+            await _settle()
+            threading.Thread(target=hub.points, args=(_decoded(_batch("p", "a", {"x": [1.0]})),)).start()
+            while not sock.of_type("points"):
+                await asyncio.sleep(0.01)
+            assert _points(sock, "a")[0]["y"] == [1.0]
+        finally:
+            task.cancel()
+            await hub.stop()
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_trainers_of_a_run_are_told_while_a_page_watches_it():
+    hints: list[tuple[tuple[str, str], bool]] = []
+
+    async def main() -> None:
+        hub = LiveHub(watch_hint=lambda run, watched: hints.append((run, watched)))
+        scene = _Scene(hub)
+        first = await scene.connect({"project": "p", "run": "a"}, {"project": "p", "run": "b"})
+        second = await scene.connect({"project": "p", "run": "a"})
+        assert hints == [(("p", "a"), True), (("p", "b"), True)]  # once per run, however many watch it
+        await scene.subscribe(first, {"project": "p", "run": "a"})
+        assert hints[2:] == [(("p", "b"), False)]
+        await second.inbox.put(None)  # one of the two watchers of run a leaves
+        await _settle()
+        assert hints[3:] == []
+        await first.inbox.put(None)
+        await _settle()
+        assert hints[3:] == [(("p", "a"), False)]
+
+    asyncio.run(main())
+
+
 # ---------------------------------------------------------------- through the app
 
 
@@ -334,7 +383,7 @@ def test_points_posted_to_the_bridge_are_pushed_to_a_subscribed_websocket(tmp_pa
             for b in (_batch("p", "b", {"loss": [5.0]}), _batch("p", "a", {"loss": [1.0, 2.0], "acc": [0.1, 0.2]})):
                 assert client.post("/api/v1/ingest", content=b.SerializeToString()).status_code == 200
             seen = []
-            while not any(m["type"] == "points" for m in seen):
+            while not any(m["type"] == "points" for m in seen) or len([m for m in seen if m["type"] == "run"]) < 2:
                 seen.append(ws.receive_json())
         assert {m["run"] for m in seen if m["type"] == "run"} == {"a", "b"}
         (points,) = [m for m in seen if m["type"] == "points"]

@@ -58,3 +58,14 @@ def test_with_block_a_full_queue_waits_until_the_recorder_drains_it(tmp_path):
     assert len(rec.queue) < 4
     assert rec.stats.points_dropped_queue_full == 0
     spool.release(remove_if_empty=False)
+
+
+def test_a_watching_page_only_ever_shortens_the_flush_interval(tmp_path):
+    rec, _ = _recorder(tmp_path, flush_interval_ms=200)
+    rec.watched(50)
+    assert rec.flush_interval_s == 0.05
+    rec.watched(1000)  # a hint longer than the trainer's own interval is ignored
+    assert rec.flush_interval_s == 0.2
+    rec.watched(50)
+    rec.watched(None)  # nobody watches any more
+    assert rec.flush_interval_s == 0.2

@@ -79,7 +79,9 @@ def test_points_texts_histograms_and_status_are_pushed_to_subscribers(tmp_path, 
 
     ws_url = bridge.url.replace("http://", "ws://") + "/api/v1/live"
     sub = {"subscribe": [{"project": "live", "run": "pushed", "keys": ["loss"]}]}
-    messages = _run_in_own_thread(lambda: asyncio.run(_collect(ws_url, sub, LogInBackground(train))))
+    trainer = LogInBackground(train)
+    messages = _run_in_own_thread(lambda: asyncio.run(_collect(ws_url, sub, trainer)))
+    trainer.thread.join(60)  # the second run finishes while its bridge still runs
     points = [m for m in messages if m["type"] == "points"]
     assert {m["run"] for m in points} == {"pushed"}
     steps = [s for m in points for series in m["series"] if series["key"] == "loss" for s in series["step"]]
@@ -90,3 +92,27 @@ def test_points_texts_histograms_and_status_are_pushed_to_subscribers(tmp_path, 
     assert [(m["key"], m["step"]) for m in messages if m["type"] == "histogram"] == [("weights", 299)]
     assert any(m["type"] == "run" and m["run"] == "pushed" for m in messages)
     assert not any(m.get("run") == "not subscribed" and m["type"] != "run" for m in messages)
+
+
+def test_a_trainer_flushes_sooner_while_a_page_watches_its_run_and_back_after(tmp_path, mosquitto, bridge_factory,
+                                                                              spool_dir):
+    from servers import wait_until
+
+    bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
+    ws_url = bridge.url.replace("http://", "ws://") + "/api/v1/live"
+    with curvestream.init(project="live", run="watched", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+                          spool_dir=str(spool_dir)) as run:
+        assert run.recorder.flush_interval_s == 0.2  # the default
+
+        async def watch_then_leave() -> float:
+            async with websockets.connect(ws_url) as ws:
+                await ws.send(json.dumps({"subscribe": [{"project": "live", "run": "watched"}]}))
+                for _ in range(600):
+                    if run.recorder.flush_interval_s != 0.2:
+                        break
+                    await asyncio.sleep(0.05)
+                return run.recorder.flush_interval_s
+
+        watched = _run_in_own_thread(lambda: asyncio.run(watch_then_leave()))
+        assert watched == 0.05, "the bridge's hint (CURVESTREAM_LIVE_FLUSH_HINT_MS) arrived"
+        wait_until(lambda: run.recorder.flush_interval_s == 0.2, 30, "the default flush once nobody watches")

@@ -88,7 +88,7 @@ def test_a_store_bug_on_some_batches_parks_them_frees_the_spool_and_a_replay_sto
 
 def test_a_full_disk_under_duckdb_stops_the_acknowledgements_and_every_point_arrives_once_space_returns(
         mosquitto, bridge_factory, small_disk, spool_dir):
-    bridge = bridge_factory(f"duckdb:///{small_disk.path / 'store.duckdb'}", mosquitto.url,
+    bridge = bridge_factory(f"duckdb:///{small_disk.path / 'store.duckdb'}?checkpoint_mb=16", mosquitto.url,
                             parked_dir=str(small_disk.path / "parked"))
     streamer = Streamer(300_000, project="disk", run="full", mqtt_url=mosquitto.url, bridge_url="",
                         spool_dir=str(spool_dir))

@@ -1,5 +1,15 @@
 """The embedded broker of ``curvestream up``: amqtt (MQTT 3.1.1, pure Python)
-in its own thread and event loop, on loopback, with anonymous access."""
+in its own thread and event loop, on loopback, with anonymous access.
+
+amqtt gives up on a QoS 1 delivery when its PUBACK takes longer than 5 s (a
+constant in amqtt 0.12, ``Timeout waiting for PUBACK``), drops the message from
+the session and logs a traceback. The bridge acknowledges only after the store
+write, and a busy machine makes that slower than 5 s: every such delivery was
+lost to the broker and sent again from the trainer's spool. Here a delivery
+waits for its PUBACK as long as the connection lives, as MQTT 3.1.1 has it
+(the keep-alive ends a dead connection; the session then re-sends). amqtt's own
+log lines go through :mod:`curvestream_bridge.library_logs`.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +17,70 @@ import asyncio
 import logging
 import threading
 
-__all__ = ["EmbeddedBroker"]
+__all__ = ["EmbeddedBroker", "patient_handler"]
 
 log = logging.getLogger("curvestream.bridge.broker")
+
+
+def patient_handler() -> bool:
+    """Make amqtt's broker wait for a subscriber's PUBACK without a deadline.
+
+    amqtt builds its protocol handlers from the module-level name
+    ``amqtt.broker.BrokerProtocolHandler`` and has no setting for the wait: the
+    name is pointed at a subclass whose outgoing QoS 1 flow has no timeout.
+    False (and amqtt unchanged) when amqtt is not the version this was written for."""
+    import amqtt.broker
+    from amqtt.mqtt.constants import QOS_1
+    from amqtt.mqtt.protocol.broker_handler import BrokerProtocolHandler
+    from amqtt.session import OUTGOING
+
+    if getattr(amqtt.broker.BrokerProtocolHandler, "curvestream_patient", False):
+        return True
+    if not all(hasattr(BrokerProtocolHandler, n) for n in ("_handle_qos1_message_flow", "_send_packet")):
+        log.warning("curvestream: this amqtt has no _handle_qos1_message_flow; its 5 s PUBACK timeout stays")
+        return False
+
+    class PatientBrokerProtocolHandler(BrokerProtocolHandler):
+        curvestream_patient = True
+
+        async def _handle_qos1_message_flow(self, app_message) -> None:  # noqa: ANN001
+            if app_message.direction != OUTGOING or app_message.qos != QOS_1 or app_message.puback_packet \
+                    or self.session is None or app_message.packet_id is None:
+                await super()._handle_qos1_message_flow(app_message)
+                return
+            self.session.inflight_out.setdefault(app_message.packet_id, app_message)
+            retry = app_message.publish_packet is not None
+            publish_packet = app_message.build_publish_packet(dup=True) if retry \
+                else app_message.build_publish_packet()
+            await self._send_packet(publish_packet)
+            app_message.publish_packet = publish_packet
+            waiter: asyncio.Future = asyncio.Future()
+            self._puback_waiters[app_message.packet_id] = waiter
+            try:
+                app_message.puback_packet = await waiter  # cancelled when the connection closes
+            finally:
+                self._puback_waiters.pop(app_message.packet_id, None)
+                self.session.inflight_out.pop(app_message.packet_id, None)
+
+    amqtt.broker.BrokerProtocolHandler = PatientBrokerProtocolHandler
+    return True
+
+
+class _QuietPayload(bytes):
+    """A payload with a short repr. amqtt 0.12 builds a debug f-string of every broadcast, payload
+    included, even with debug logging off: the repr of a batch of 100s of KB was over half of the
+    broker's CPU time under load (py-spy, bench/README.md)."""
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} bytes>"
+
+
+def _amqtt_loop_error(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """The broker's loop runs amqtt's code only: what escapes it (e.g. amqtt 0.12's "dictionary
+    changed size during iteration" when clients connect at once; the client connects again) is
+    amqtt's line, routed like its other warnings."""
+    logging.getLogger("amqtt.loop").error("%s", context.get("message", "error in the broker's loop"),
+                                          exc_info=context.get("exception"))
 
 
 class EmbeddedBroker:
@@ -43,11 +114,17 @@ class EmbeddedBroker:
     async def _main(self) -> None:
         from amqtt.broker import Broker
 
-        for name in ("amqtt", "transitions"):
-            logging.getLogger(name).setLevel(logging.WARNING)
+        patient_handler()
         self._loop = asyncio.get_running_loop()
+        self._loop.set_exception_handler(_amqtt_loop_error)
         self._stop = asyncio.Event()
-        broker = Broker({
+        class QuietBroker(Broker):
+            async def _broadcast_message(self, session, topic, data, force_qos=None):  # noqa: ANN001, ANN202
+                if data is not None and len(data) > 256:
+                    data = _QuietPayload(data)
+                await super()._broadcast_message(session, topic, data, force_qos)
+
+        broker = QuietBroker({
             "listeners": {"default": {"type": "tcp", "bind": f"{self.host}:{self.port}"}},
             "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
         })
@@ -71,6 +148,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=1883)
     args = parser.parse_args(argv)
+    from curvestream_bridge.library_logs import route_library_logs
+    from curvestream_bridge.metrics import Metrics
+
+    route_library_logs(Metrics())
     broker = EmbeddedBroker(args.host, args.port)
     broker.start()
     print(f"amqtt broker on {broker.url}", flush=True)

@@ -17,6 +17,13 @@ is up (log, ``curvestream_store_unexpected_errors_total``, ``/readyz``), then
 the batches it still fails on are parked (``parked.py``) and only then
 committed, so a bug never costs a point and a poison batch never holds up the
 stream.
+
+Live push: a points message is decoded as it is submitted, on the thread that
+received it (MQTT's, HTTP's), and handed to ``on_decoded`` at once: an open
+chart sees the point without waiting for the store write, nor for the write of
+the round before it; the writer thread then uses that decoded batch. A chart
+drops a point it already holds (a re-send), and a batch the store later refuses
+for good stays on an open chart until it reloads.
 """
 
 from __future__ import annotations
@@ -63,6 +70,7 @@ class Message:
     reply: concurrent.futures.Future | None = None  # HTTP: gets the Commit or the Rejected
     received_ns: int = 0
     parked: ParkedBatch | None = None  # a replay: the parked batch this payload came from
+    decoded: DecodedBatch | None = None  # decoded (and clock-corrected) when submitted, already pushed live
 
 
 class Ingest:
@@ -75,6 +83,7 @@ class Ingest:
         on_stored: Callable[[list[DecodedBatch]], None] | None = None,
         on_status: Callable[[run_pb2.RunStatus], None] | None = None,
         on_round: Callable[[list[DecodedBatch]], None] | None = None,
+        on_decoded: Callable[[list[DecodedBatch]], None] | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -83,6 +92,7 @@ class Ingest:
         self.on_stored = on_stored
         self.on_status = on_status
         self.on_round = on_round  # the alert engine: fresh and re-sent batches, before the commit
+        self.on_decoded = on_decoded  # the live push: fresh batches, before the store write
         self.queue: queue.Queue[Message] = queue.Queue(maxsize=settings.ingest_queue_messages)
         self._seen: dict[bytes, SeqSet] = {}
         self._stop = threading.Event()
@@ -104,7 +114,24 @@ class Ingest:
         """Blocks while the queue is full: that is the backpressure on the broker."""
         if not message.received_ns:
             message.received_ns = time.time_ns()
+        if message.kind == Kind.POINTS and message.decoded is None and self.on_decoded is not None:
+            self._decode_and_push(message)
         self.queue.put(message, timeout=timeout)
+
+    def _decode_and_push(self, m: Message) -> None:
+        """On the submitting thread: decode, correct the clock and push live. A payload
+        that does not decode is left to the writer, which rejects it."""
+        try:
+            batch = decode_batch(m.payload, self.settings.max_payload_bytes, self.settings.max_batch_points,
+                                 m.topic_run)
+        except Rejected:
+            return
+        self.clocks.correct(batch, m.received_ns)
+        m.decoded = batch
+        try:
+            self.on_decoded([batch])  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 - the live push never holds up the store
+            log.exception("curvestream bridge: live fan-out failed")
 
     def submit_http(self, payload: bytes, timeout: float = 60.0) -> run_pb2.Commit:
         """The direct-write path: returns the Commit, raises Rejected or StoreUnavailable."""
@@ -159,13 +186,16 @@ class Ingest:
             if m.kind != Kind.POINTS:
                 others.append(m)
                 continue
-            try:
-                batch = decode_batch(m.payload, self.settings.max_payload_bytes, self.settings.max_batch_points,
-                                     m.topic_run)
-            except Rejected as rej:
-                self._reject(m, rej)
-                continue
-            self.clocks.correct(batch, m.received_ns)
+            if m.decoded is not None:
+                batch = m.decoded
+            else:
+                try:
+                    batch = decode_batch(m.payload, self.settings.max_payload_bytes, self.settings.max_batch_points,
+                                         m.topic_run)
+                except Rejected as rej:
+                    self._reject(m, rej)
+                    continue
+                self.clocks.correct(batch, m.received_ns)
             ident = (batch.producer_id, batch.seq)
             if ident in in_round or batch.seq in self._seen_for(batch.producer_id):
                 duplicates.append((m, batch))
@@ -173,6 +203,12 @@ class Ingest:
                 in_round.add(ident)
                 fresh.append((m, batch))
         parked: list[tuple[Message, DecodedBatch]] = []
+        unpushed = [b for m, b in fresh if m.decoded is None]  # not submitted (a replay): pushed now
+        if unpushed and self.on_decoded is not None:
+            try:
+                self.on_decoded(unpushed)
+            except Exception:  # noqa: BLE001 - the live push never holds up the store
+                log.exception("curvestream bridge: live fan-out failed")
         if fresh:
             refused, failed = self._write([b for _, b in fresh])
             for m, b in fresh:

@@ -1,9 +1,17 @@
 """Live push: new points reach open charts over WebSocket, coalesced per frame.
 
-The ingest writer calls :meth:`LiveHub.points` / :meth:`LiveHub.status` from
-its thread; they only append under a lock. An asyncio task flushes every
-``frame_ms`` to the sockets whose subscriptions match. A slow socket drops
-frames (its queue is bounded), never the writer.
+The ingest writer calls :meth:`LiveHub.points` (as soon as a batch is decoded,
+before the store write), :meth:`LiveHub.stored` (after it: a new run is
+announced once the runs list has it) and :meth:`LiveHub.status` from its
+thread; they only append under a lock and wake an asyncio task, which pushes
+to the sockets whose subscriptions match at once, then waits ``frame_ms``
+before the next push: a point is never held back longer than one frame, and a
+socket gets at most one frame per ``frame_ms``. A slow socket drops frames (its
+queue is bounded), never the writer.
+
+While a socket watches a run, the hub asks its trainers to flush more often
+(``watch_hint``: the bridge publishes a retained MQTT message, see
+``Topics.watched``), so log() → pixel is bounded by that shorter flush.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ import asyncio
 import json
 import logging
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -40,8 +48,13 @@ class _Client:
 
 
 class LiveHub:
-    def __init__(self, frame_ms: int = 100) -> None:
+    def __init__(self, frame_ms: int = 50, watch_hint: Callable[[tuple[str, str], bool], None] | None = None) -> None:
         self.frame_s = frame_ms / 1000
+        self.watch_hint = watch_hint  # (run, watched): tell the run's trainers whether a page watches
+        self._watched: set[tuple[str, str]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._woken = False
         self._lock = threading.Lock()
         self._pending: dict[tuple[str, str], dict[str, list[np.ndarray]]] = {}
         self._events: list[dict[str, Any]] = []
@@ -58,13 +71,18 @@ class LiveHub:
 
     # ------------------------------------------------------------------ from the writer thread
     def points(self, batches: list[DecodedBatch]) -> None:
+        """Decoded, validated, not yet stored: pushed with the next frame to the sockets watching their run."""
+        watched = self._watched  # replaced, never changed in place, by the event loop
+        if watched:
+            self._collect(batches, watched)
+        if self.grafana is not None:
+            self.grafana.push(batches)
+
+    def _collect(self, batches: list[DecodedBatch], watched: set[tuple[str, str]]) -> None:
         with self._lock:
             for b in batches:
                 run_key = (b.project, b.run)
-                if run_key not in self._known_runs:
-                    self._known_runs.add(run_key)
-                    self._events.append({"type": "run", "project": b.project, "run": b.run})
-                if not self._clients and self.grafana is None:
+                if run_key not in watched:
                     continue
                 series = self._pending.setdefault(run_key, {})
                 for col in b.scalars:
@@ -76,34 +94,65 @@ class LiveHub:
                         for t in b.texts)
                 for h in b.histograms:
                     self._histograms[(b.project, b.run, h.key)] = h.step
-        if self.grafana is not None:
-            self.grafana.push(batches)
+        self._wake_up()
+
+    def stored(self, batches: list[DecodedBatch]) -> None:
+        """Stored: a run the hub had not seen is announced (the runs list has it now)."""
+        with self._lock:
+            for b in batches:
+                run_key = (b.project, b.run)
+                if run_key not in self._known_runs:
+                    self._known_runs.add(run_key)
+                    self._events.append({"type": "run", "project": b.project, "run": b.run})
+        self._wake_up()
 
     def status(self, status: run_pb2.RunStatus) -> None:
         with self._lock:
             self._events.append({"type": "status", "project": status.project, "run": status.run,
                                  "state": state_name(status.state), "reason": status.reason})
+        self._wake_up()
 
     def alert(self, alert: dict[str, Any]) -> None:
         """An alert changed: pushed to the sockets watching its run."""
         with self._lock:
             self._events.append({"type": "alert", "project": alert["project"], "run": alert["run"], "alert": alert})
+        self._wake_up()
+
+    def _wake_up(self) -> None:
+        """Any thread: the flush task pushes now, or once the current frame is over."""
+        loop, wake = self._loop, self._wake
+        if loop is None or wake is None or self._woken:
+            return
+        self._woken = True
+        try:
+            loop.call_soon_threadsafe(wake.set)
+        except RuntimeError:  # the loop closed: the bridge is stopping
+            pass
 
     # ------------------------------------------------------------------ asyncio side
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._flush_forever())
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._task = self._loop.create_task(self._flush_forever())
 
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
+        for run_key in sorted(self._watched):  # a stopped bridge pushes nothing: trainers go back to their flush
+            self._hint(run_key, False)
+        self._watched.clear()
 
     async def _flush_forever(self) -> None:
+        assert self._wake is not None
         while True:
-            await asyncio.sleep(self.frame_s)
+            await self._wake.wait()
+            self._wake.clear()
+            self._woken = False
             try:
                 self._flush()
             except Exception:  # noqa: BLE001
                 log.exception("curvestream bridge: live flush failed")
+            await asyncio.sleep(self.frame_s)  # what comes meanwhile shares the next frame
 
     def _flush(self) -> None:
         with self._lock:
@@ -185,11 +234,30 @@ class LiveHub:
                     await client.queue.put(json.dumps({"type": "error", "error": f"bad subscribe message: {exc}"}))
                     continue
                 client.subs = subs
+                self._rewatch()
         except WebSocketDisconnect:
             pass
         finally:
             self._clients.discard(client)
             sender.cancel()
+            self._rewatch()
+
+    def _rewatch(self) -> None:
+        """Tell the trainers of runs that gained or lost their last watcher."""
+        watched = {run_key for c in self._clients for run_key in c.subs}
+        for run_key in sorted(watched - self._watched):
+            self._hint(run_key, True)
+        for run_key in sorted(self._watched - watched):
+            self._hint(run_key, False)
+        self._watched = watched
+
+    def _hint(self, run_key: tuple[str, str], watched: bool) -> None:
+        if self.watch_hint is None:
+            return
+        try:
+            self.watch_hint(run_key, watched)
+        except Exception:  # noqa: BLE001 - a hint is a nicety: the page works without it
+            log.exception("curvestream bridge: live flush hint failed")
 
     @staticmethod
     async def _send_loop(client: _Client) -> None:

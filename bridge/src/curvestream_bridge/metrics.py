@@ -32,6 +32,8 @@ HELP = {
     "curvestream_ingest_queue_depth": ("gauge", "Messages waiting for the store writer."),
     "curvestream_live_clients": ("gauge", "Open WebSocket connections."),
     "curvestream_mqtt_connected": ("gauge", "1 while the bridge's MQTT subscriber is connected."),
+    "curvestream_library_log_lines_total": ("counter", "Warnings and errors logged by third-party libraries (the "
+                                            "embedded amqtt broker, paho), by library and level; shown rate-limited."),
 }
 
 

@@ -18,11 +18,14 @@ from typing import Any
 
 import uvicorn
 
+from curvestream_wire.topics import Topics
+
 from curvestream_bridge.alerts.cluster import AlertFeed
 from curvestream_bridge.alerts.service import AlertService
 from curvestream_bridge.api import create_app
 from curvestream_bridge.embedded import EmbeddedBroker
 from curvestream_bridge.ingest import Ingest
+from curvestream_bridge.library_logs import route_library_logs
 from curvestream_bridge.live import LiveHub
 from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.run_tails import RunTails
@@ -42,7 +45,7 @@ class Bridge:
         self.settings = settings
         self.metrics = Metrics()
         self.store = store if store is not None else open_store(settings.store, writer_id=settings.mqtt_client_id)
-        self.live = LiveHub(settings.live_frame_ms)
+        self.live = LiveHub(settings.live_frame_ms, watch_hint=self._watch_hint)
         self.subscriber: Subscriber | None = None
         self.tails = RunTails(self.store)
         # bridges sharing a subscription each see part of a run: their alerts come from a feed of the whole
@@ -53,7 +56,7 @@ class Bridge:
         self.alert_feed = AlertFeed(settings, self.alerts, self.alerts.leader_changed) \
             if cluster and self.alerts is not None else None
         self.ingest = Ingest(self.store, settings, self.metrics, publish_commit=self._publish_commit,
-                             on_stored=self.live.points, on_status=self._on_status,
+                             on_decoded=self.live.points, on_stored=self.live.stored, on_status=self._on_status,
                              on_round=self.alerts.on_round if self.alerts is not None and not cluster else None)
         if settings.mqtt_url:
             self.subscriber = Subscriber(settings, self.ingest, self.metrics)
@@ -73,6 +76,12 @@ class Bridge:
     def _publish_commit(self, producer_id: bytes, commit: Any) -> None:
         if self.subscriber is not None:
             self.subscriber.publish_commit(producer_id, commit)
+
+    def _watch_hint(self, run: tuple[str, str], watched: bool) -> None:
+        """A live page started or stopped watching ``run``: its trainers may flush sooner."""
+        if self.subscriber is not None and self.settings.live_flush_hint_ms > 0:
+            payload = str(self.settings.live_flush_hint_ms).encode() if watched else b""
+            self.subscriber.publish(Topics.watched(*run), payload, retain=True)
 
     def _publish_alert(self, topic: str, payload: bytes) -> None:
         if self.subscriber is not None:
@@ -143,7 +152,6 @@ def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127
     data = pathlib.Path(data_dir).resolve()
     data.mkdir(parents=True, exist_ok=True)
     broker = EmbeddedBroker("127.0.0.1", mqtt_port)
-    broker.start()
     overrides = {
         "store": f"duckdb:///{data / 'curvestream.duckdb'}",
         "mqtt_url": broker.url,
@@ -157,6 +165,8 @@ def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127
     settings = BridgeSettings(**overrides)
     settings.check_exposure()
     bridge = Bridge(settings)
+    route_library_logs(bridge.metrics)  # amqtt's warnings: counted, one line each, no tracebacks
+    broker.start()
     bridge.start()
 
     def ready() -> None:

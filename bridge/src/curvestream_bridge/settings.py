@@ -68,8 +68,14 @@ class BridgeSettings(BaseSettings):
     unexpected_error_attempts: int = 5
     """Attempts of a store write that fails unexpectedly before the batches it still fails on
     are parked (backoff doubling from 0.2 s, so ~3 s for 5)."""
-    live_frame_ms: int = 100
-    """Live points are coalesced per frame of this length."""
+    live_frame_ms: int = 50
+    """Live points are pushed as soon as they are decoded; what arrives within this long of the
+    last push waits for the next one (at most one frame per socket per ``live_frame_ms``).
+    CURVESTREAM_LIVE_FRAME_MS."""
+    live_flush_hint_ms: int = 50
+    """While a live page watches a run, the bridge asks that run's trainers (a retained MQTT
+    message on ``curvestream/v1/<project>/<run>/watched``) to seal batches at least this often,
+    if their own ``flush_interval_ms`` is longer; 0: never ask. CURVESTREAM_LIVE_FLUSH_HINT_MS."""
     clock_skew_tolerance_s: float = 300.0
     """A trainer clock off by less than this keeps its times (docs/clock-skew.md). CURVESTREAM_CLOCK_SKEW_TOLERANCE_S."""
     clock_skew_certain_after_s: float = 86_400.0

@@ -124,11 +124,11 @@ class Subscriber:
                 continue
 
     # ------------------------------------------------------------------ commits back to trainers, alerts
-    def publish(self, topic: str, payload: bytes) -> None:
-        """QoS 1, not retained; dropped while disconnected (the API and webhooks still have it)."""
+    def publish(self, topic: str, payload: bytes, retain: bool = False) -> None:
+        """QoS 1; dropped while disconnected (the API and webhooks still have it)."""
         client = self._conn.client
         if client is not None and self._connected.is_set():
-            client.publish(topic, payload, qos=1)
+            client.publish(topic, payload, qos=1, retain=retain)
 
     def publish_commit(self, producer_id: bytes, commit: run_pb2.Commit) -> None:
         client = self._conn.client

@@ -9,6 +9,7 @@ ACL block that lets one account write its project's topics and nothing else.
     topic write curvestream/v1/mnist/+/meta
     topic write curvestream/v1/mnist/+/status
     topic read curvestream/v1/mnist/+/alerts
+    topic read curvestream/v1/mnist/+/watched
     topic read curvestream/v1/commit/+
     <BLANKLINE>
     >>> password_line("trainer-mnist", "s3cret").startswith("trainer-mnist:$7$101$")
@@ -62,6 +63,7 @@ def acl_block(project: str, user: str) -> str:
             f"topic write {run_topics}/meta\n"
             f"topic write {run_topics}/status\n"
             f"topic read {run_topics}/alerts\n"
+            f"topic read {run_topics}/watched\n"  # the bridge's hint: a live page watches, flush sooner
             f"topic read {PREFIX}/commit/+\n")
 
 

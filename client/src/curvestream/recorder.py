@@ -70,9 +70,12 @@ class Recorder:
         self._final = threading.Event()
         self._done = threading.Event()
         self._space = threading.Event()
+        self._drained = threading.Event()  # set each time the recorder has emptied the queue
         self._warned_quota = 0.0
         self._size_wake = False
         self._thread: threading.Thread | None = None
+        self.flush_interval_s = settings.flush_interval_ms / 1000
+        """Seal at least this often: ``flush_interval_ms``, or shorter while a live page watches."""
 
     def _next_seq(self) -> int:
         self.stats.last_seq += 1
@@ -90,7 +93,8 @@ class Recorder:
         """The queue is long: wake the recorder; True when the caller's item is to be
         dropped (``queue_full="drop"``). With ``block``, waits while the queue is full."""
         self._size_wake = True
-        self.wake()
+        if not self._wake.is_set():  # every call past wake_len lands here: set the event once, not each time
+            self._wake.set()
         if len(self.queue) < self.max_queue:
             return False
         if self.settings.queue_full == "drop":
@@ -101,8 +105,18 @@ class Recorder:
             return True
         while len(self.queue) >= self.max_queue and not closed():
             self.wake()
-            time.sleep(0.0005)
+            self._drained.wait(0.05)  # the recorder says when it took the queue (no spinning on the GIL)
+            self._drained.clear()
         return False
+
+    def watched(self, hint_ms: int | None) -> None:
+        """A live page watches the run and asks for batches every ``hint_ms`` (None: nobody
+        watches). Only ever shortens the configured interval."""
+        configured = self.settings.flush_interval_ms
+        ms = configured if hint_ms is None or hint_ms <= 0 else min(configured, hint_ms)
+        if ms / 1000 != self.flush_interval_s:
+            self.flush_interval_s = ms / 1000
+            self.wake()  # the next interval starts from the new length
 
     def space_freed(self) -> None:
         self._space.set()
@@ -114,9 +128,12 @@ class Recorder:
         return self._done.wait(timeout)
 
     def _run(self) -> None:
-        interval = self.settings.flush_interval_ms / 1000
+        interval = self.flush_interval_s
         next_interval = self._clock() + interval
         while True:
+            if self.flush_interval_s != interval:  # watched or no longer: the pending interval moves too
+                next_interval += self.flush_interval_s - interval
+                interval = self.flush_interval_s
             self._wake.wait(max(0.0, next_interval - self._clock()))
             self._wake.clear()
             final = self._final.is_set()
@@ -151,8 +168,10 @@ class Recorder:
                 break
             builder.add(item)
             if builder.points >= max_points:
+                self._drained.set()  # a blocked log() may go on while this batch is spooled
                 self._spool(*builder.seal())
                 wrote = True
+        self._drained.set()
         if not builder.empty and mode is not FlushMode.SIZE:
             self._spool(*builder.seal())
             wrote = True

@@ -149,6 +149,7 @@ class Run:
         self._queue.append(self._status(run_pb2.RUN_STATE_RUNNING))
         self.recorder.start()
         if self.uploader is not None and self.link is not None:
+            self.link.watch(Topics.watched(self.project, self.name), self._watched)
             self.uploader.start()
             self.link.start()
         process_hooks.watch(self)
@@ -274,6 +275,14 @@ class Run:
             log.warning("curvestream: run %s/%s is offline; it receives no alerts", self.project, self.name)
             return
         self.link.watch(Topics.alerts(self.project, self.name), self._alerts.payload)
+
+    def _watched(self, payload: bytes) -> None:
+        """The bridge's retained hint: a live page watches this run (paho's thread)."""
+        try:
+            hint_ms = int(payload.decode("ascii")) if payload else None
+        except (UnicodeDecodeError, ValueError):
+            return
+        self.recorder.watched(hint_ms)
 
     def request_stop(self, reason: str) -> None:
         """Ask the training loop to stop (it checks ``stop_requested``); ``finish()``

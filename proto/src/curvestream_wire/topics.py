@@ -49,6 +49,12 @@ class Topics:
         """The bridge's alerts about a run (JSON, the object of ``GET /api/v1/alerts``)."""
         return cls._run(project, run, "alerts")
 
+    @classmethod
+    def watched(cls, project: str, run: str) -> str:
+        """Retained by the bridge while a live page watches the run: the flush interval
+        (ASCII decimal milliseconds) its trainers may shorten theirs to; empty: nobody watches."""
+        return cls._run(project, run, "watched")
+
     @staticmethod
     def commit(producer_id: bytes) -> str:
         return f"{PREFIX}/commit/{producer_id.hex()}"

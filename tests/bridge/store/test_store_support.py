@@ -9,6 +9,7 @@ import pathlib
 from typing import Any, Callable
 
 import numpy as np
+import pytest
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store import Store, open_store
@@ -103,3 +104,15 @@ def opener(kind: str, tmp_path: pathlib.Path, request: Any) -> Callable[..., Sto
     server = request.getfixturevalue("influxd")
     database = f"t{next(_db_names)}"
     return lambda **p: influx_store(server, database, **p)
+
+
+def test_a_duckdb_store_checkpoints_at_the_wal_size_its_url_names(tmp_path):
+    for url, mb in ((f"duckdb:///{tmp_path}/a.duckdb", 128), (f"duckdb:///{tmp_path}/b.duckdb?checkpoint_mb=16", 16)):
+        store = open_store(url)
+        try:
+            (setting,) = store._db.cursor().execute("SELECT current_setting('checkpoint_threshold')").fetchone()
+            assert setting == f"{mb}.0 MiB", setting
+        finally:
+            store.close()
+    with pytest.raises(ValueError, match="checkpoint_mb"):
+        open_store(f"duckdb:///{tmp_path}/c.duckdb?checkpoint_mb=0")

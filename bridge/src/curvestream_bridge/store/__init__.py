@@ -13,7 +13,10 @@ def open_store(url: str, writer_id: str = "") -> Store:
     """``duckdb:///path/file.db``, ``duckdb://:memory:`` or ``influxdb://[user:pass@]host:port/db``.
 
     Query parameters: ``rollups=off`` stores raw points only (no M4 rollups;
-    for comparisons and debugging); InfluxDB also takes ``writer=<id>`` (see
+    for comparisons and debugging); DuckDB takes ``checkpoint_mb=N``, the WAL size
+    at which it checkpoints (default 128; DuckDB's own is 16, and each checkpoint
+    costs in proportion to the whole file, which made sustained ingest slow down as
+    the file grew: bench/README.md); InfluxDB also takes ``writer=<id>`` (see
     :mod:`.influx.rollup`), which overrides ``writer_id``: what names this
     bridge's rollup rows among those of other bridges writing the same database."""
     parsed = urllib.parse.urlsplit(url)
@@ -25,7 +28,14 @@ def open_store(url: str, writer_id: str = "") -> Store:
         path = ":memory:" if parsed.netloc == ":memory:" else urllib.parse.unquote(parsed.path)
         if parsed.netloc and parsed.netloc != ":memory:":  # duckdb://relative/path
             path = parsed.netloc + path
-        return DuckDBStore(path, rollups=rollups)
+        try:
+            checkpoint_mb = int(params.get("checkpoint_mb", "128"))
+            if checkpoint_mb <= 0:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"store URL parameter checkpoint_mb={params['checkpoint_mb']!r}: a positive "
+                             "number of megabytes") from None
+        return DuckDBStore(path, rollups=rollups, checkpoint_mb=checkpoint_mb)
     if parsed.scheme in ("influxdb", "influxdbs"):
         from curvestream_bridge.store.influx import InfluxStore
 

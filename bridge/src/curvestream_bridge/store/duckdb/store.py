@@ -84,14 +84,16 @@ CREATE TABLE IF NOT EXISTS alert_events (id VARCHAR NOT NULL, version INTEGER NO
 class DuckDBStore:
     name = "duckdb"
 
-    def __init__(self, path: str, rollups: bool = True) -> None:
+    def __init__(self, path: str, rollups: bool = True, checkpoint_mb: int = 128) -> None:
         self.path = path
         self.rollups = rollups
+        self.checkpoint_mb = checkpoint_mb
         self._write_lock = threading.Lock()
         self._db = DuckDBFile(path, self._on_open)
         self._migrate_points_table()
 
     def _on_open(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.execute(f"SET checkpoint_threshold = '{int(self.checkpoint_mb)}MiB'")
         con.execute(_SCHEMA)
         con.execute(POINTS_SCHEMA)
         self._reload_sids(con)
@@ -195,12 +197,12 @@ class DuckDBStore:
         return sid
 
     def _write_points(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
-        columns = []
+        parts: dict[int, list[Any]] = {}
         stats: dict[int, list[Any]] = {}
         for b in batches:
             for col in b.scalars:
                 sid = self._sid(cur, b.project, b.run, col.key, "scalar")
-                columns.append((sid, col.steps, col.wall_ns, col.values))
+                parts.setdefault(sid, []).append(col)
                 last = int(np.argmax(col.wall_ns))
                 first = int(np.argmin(col.wall_ns))
                 s = stats.get(sid)
@@ -215,8 +217,12 @@ class DuckDBStore:
                     if item[4] > s[4]:
                         s[3], s[4], s[5] = item[3], item[4], item[5]
                     s[6], s[7] = min(s[6], item[6]), max(s[7], item[7])
-        if not columns:
+        if not parts:
             return
+        # one column per series and write: the rollups cost per call, not per point
+        columns = [(sid, *(np.concatenate([getattr(c, f) for c in cols]) if len(cols) > 1 else getattr(cols[0], f)
+                           for f in ("steps", "wall_ns", "values")))
+                   for sid, cols in parts.items()]
         counts = dict(cur.execute("SELECT sid, count FROM series WHERE sid IN (SELECT unnest(?))",
                                   [list(stats)]).fetchall())
         self._points.write(cur, columns, counts)

@@ -27,7 +27,7 @@ from typing import Iterator
 
 import numpy as np
 
-from curvestream_bridge.store.m4.agg import M4Agg, merge_runs
+from curvestream_bridge.store.m4.agg import M4Agg, merge_runs, points_runs
 
 __all__ = ["FANOUT", "LEVELS", "MIN_POINTS", "AXES", "LevelPlan", "choose_base", "batch_partials", "order_by_x"]
 
@@ -78,16 +78,23 @@ def batch_partials(plan: LevelPlan, step: np.ndarray, wall: np.ndarray, value: n
                    cid: np.ndarray | None = None) -> Iterator[tuple[int, np.ndarray, M4Agg]]:
     """``(k, buckets, aggregates)`` for every level, for the points of one batch
     of one series (any order)."""
+    step, wall = np.asarray(step, dtype=np.int64), np.asarray(wall, dtype=np.int64)
+    value = np.asarray(value, dtype=np.float64)
     order = order_by_x(plan.axis, step, wall)
     step, wall, value = step[order], wall[order], value[order]
     x = step if plan.axis == "step" else wall
-    pts = M4Agg.from_points(step, wall, value, None if cid is None else np.asarray(cid)[order])
     buckets = np.floor_divide(x, plan.size(plan.k0))
-    agg = pts
+    agg: M4Agg | None = None
     for k in plan.levels:
         if k > plan.k0:
             buckets = np.floor_divide(buckets, FANOUT)
         starts = np.flatnonzero(np.concatenate(([True], buckets[1:] != buckets[:-1])))
-        agg = merge_runs(agg, starts)
+        if agg is None:  # the bottom level straight from the points: no row per point (most of a write's time)
+            agg = points_runs(step, wall, value, starts)
+            if cid is not None:
+                cids = np.asarray(cid, dtype=np.int64)[order]
+                agg.c0, agg.c1 = np.minimum.reduceat(cids, starts), np.maximum.reduceat(cids, starts)
+        else:
+            agg = merge_runs(agg, starts)
         buckets = buckets[starts]
         yield k, buckets, agg

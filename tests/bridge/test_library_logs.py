@@ -1,0 +1,43 @@
+"""Third-party libraries' warnings (the embedded amqtt broker's) become counted,
+rate-limited curvestream lines without tracebacks."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from curvestream_bridge.library_logs import LIBRARIES, route_library_logs
+from curvestream_bridge.metrics import Metrics
+
+
+@pytest.fixture
+def metrics():
+    yield Metrics()
+    for name in LIBRARIES:  # as the test found them
+        logger = logging.getLogger(name)
+        logger.handlers.clear()
+        logger.propagate = True
+        logger.setLevel(logging.NOTSET)
+
+
+def test_a_flood_of_amqtt_warnings_and_tracebacks_is_counted_and_said_once(caplog, metrics):
+    route_library_logs(metrics)
+    amqtt = logging.getLogger("amqtt.mqtt.protocol.handler")
+    with caplog.at_level(logging.INFO, logger="curvestream"):
+        for packet in range(300):
+            amqtt.warning("Timeout waiting for PUBACK for packet ID %d", packet)
+            try:
+                raise TimeoutError(f"Timeout waiting for PUBACK for packet ID {packet}")
+            except TimeoutError:
+                logging.getLogger("amqtt.broker").exception("Task failed and will be skipped: <Task %d>", packet)
+    lines = [r for r in caplog.records if r.name.startswith("curvestream")]
+    assert [r.getMessage() for r in lines] == [
+        "curvestream: amqtt warning: Timeout waiting for PUBACK for packet ID 0",
+        "curvestream: amqtt error: Task failed and will be skipped: <Task 0> (TimeoutError: Timeout waiting for "
+        "PUBACK for packet ID 0)",
+    ]
+    assert all(r.exc_info is None for r in lines), "no traceback"
+    assert metrics.get("curvestream_library_log_lines_total", library="amqtt", level="warning") == 300
+    assert metrics.get("curvestream_library_log_lines_total", library="amqtt", level="error") == 300
+    assert "curvestream_library_log_lines_total" in metrics.render()

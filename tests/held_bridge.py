@@ -1,0 +1,65 @@
+"""The bridge in its own process over a store whose writes can be held back:
+the seam for showing that the live push does not wait for the store.
+Everything else (MQTT, ingest, the live WebSocket, the page) is the real bridge.
+
+While the file named by ``HELD_STORE_GATE`` exists, a store write waits (it
+has begun, it has not finished). ``HELD_STORE_STATE`` is rewritten with
+``{"begun": n, "finished": m}`` as writes begin and end.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pathlib
+import threading
+from typing import Any, Sequence
+
+from curvestream_bridge.service import run_bridge
+from curvestream_bridge.settings import BridgeSettings
+from curvestream_bridge.store import Store, open_store
+
+
+class HeldStore:
+    def __init__(self, inner: Store, gate: pathlib.Path, state: pathlib.Path) -> None:
+        self.inner = inner
+        self.gate = gate
+        self.state = state
+        self.begun = 0
+        self.finished = 0
+        self._opened = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def write(self, batches: Sequence[Any]) -> None:
+        self.begun += 1
+        self._tell()
+        while self.gate.exists():
+            self._opened.wait(0.01)  # the test removes the gate file: the write goes on
+        try:
+            self.inner.write(batches)
+        finally:
+            self.finished += 1
+            self._tell()
+
+    def _tell(self) -> None:
+        tmp = self.state.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"begun": self.begun, "finished": self.finished}))
+        tmp.replace(self.state)
+
+
+def main() -> None:
+    logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = BridgeSettings()
+    store = HeldStore(open_store(settings.store, writer_id=settings.mqtt_client_id),
+                      pathlib.Path(os.environ["HELD_STORE_GATE"]), pathlib.Path(os.environ["HELD_STORE_STATE"]))
+    try:
+        run_bridge(settings, store)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
