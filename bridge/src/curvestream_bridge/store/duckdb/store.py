@@ -30,10 +30,11 @@ again after DuckDB invalidated it, so writes resume when space returns.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import duckdb
 import numpy as np
@@ -379,40 +380,22 @@ class DuckDBStore:
         sid = self._sids.get((q.project, q.run, q.key, "scalar"))
         if sid is None:
             return empty_result(q)
-        cur.execute("BEGIN TRANSACTION")  # one snapshot for the several reads of a query
-        try:
+        with _snapshot(cur):  # one snapshot for the several reads of a query
             origin = self._run_start_ns(cur, q.project, q.run) if q.x == "relative" else 0
-            result = series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin)
-        except BaseException:
-            try:
-                cur.execute("ROLLBACK")
-            except duckdb.Error:
-                pass  # the database was invalidated under the query: the first error says why
-            raise
-        cur.execute("COMMIT")
-        return result
+            return series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin)
 
     @mapped
     def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
         """Each query's :meth:`series` answer, read together (see :mod:`.many`)."""
         cur = self._cursor()
-        cur.execute("BEGIN TRANSACTION")  # one snapshot for all of them
-        try:
+        with _snapshot(cur):  # one snapshot for all of them
             origins = self._run_starts_ns(cur, {(q.project, q.run) for q in queries if q.x == "relative"})
             items = []
             for q in queries:
                 sid = self._sids.get((q.project, q.run, q.key, "scalar"))
                 plan = self._points.plan(sid, rollup_axis(q.x)) if sid is not None else None
                 items.append((q, sid, plan, origins.get((q.project, q.run), 0)))
-            results = series_many(cur, items, empty_result)
-        except BaseException:
-            try:
-                cur.execute("ROLLBACK")
-            except duckdb.Error:
-                pass  # the database was invalidated under the query: the first error says why
-            raise
-        cur.execute("COMMIT")
-        return results
+            return series_many(cur, items, empty_result)
 
     @staticmethod
     def _run_starts_ns(cur: duckdb.DuckDBPyConnection, runs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
@@ -456,3 +439,18 @@ class DuckDBStore:
     def close(self) -> None:
         with self._write_lock:
             self._db.close()
+
+
+@contextlib.contextmanager
+def _snapshot(cur: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """A read transaction: committed when the block ends, rolled back when it raises."""
+    cur.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        try:
+            cur.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # the database was invalidated under the query: the first error says why
+        raise
+    cur.execute("COMMIT")
