@@ -53,11 +53,14 @@ def test_committed_dashboards_are_exactly_the_generators_output(generator) -> No
     assert generator.main(["--check"]) == 0
 
 
-def test_the_generator_uses_only_the_standard_library() -> None:
+def test_the_generator_builds_with_grafanas_foundation_sdk_and_the_standard_library_only(generator) -> None:
     source = (GRAFANA_DIR / "dashboards" / "generate.py").read_text()
     imported = {line.split()[1].split(".")[0] for line in source.splitlines()
                 if line.startswith(("import ", "from ")) and not line.startswith("from __future__")}
-    assert imported <= set(sys.stdlib_module_names)
+    assert imported - set(sys.stdlib_module_names) == {"grafana_foundation_sdk"}
+    from grafana_foundation_sdk.models.dashboard import Dashboard
+
+    assert isinstance(generator.dashboard("influxql").build(), Dashboard)  # the SDK's own typed model
 
 
 def test_dashboards_are_well_formed_with_unique_ids_and_a_stable_uid(dashboards) -> None:

@@ -27,7 +27,7 @@ def test_a_server_side_error_makes_the_write_wait(influxd, error):
     try:
         _answering(store, error)
         with pytest.raises(StoreUnavailable):
-            store._db.statements(['SELECT "bs" FROM "cs_m4_meta"'])
+            store._db.statements(['SELECT "bs" FROM "cs_rollup_plan"'])
         with pytest.raises(StoreUnavailable):  # the lookup of stored batches (dedupe) waits too
             store.stored_ranges(b"producer")
     finally:

@@ -12,7 +12,16 @@ from __future__ import annotations
 import numpy as np
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.influx.rows import SeriesKey, Statements, bucket_runs, packs_of, rows_of, series_where
+from curvestream_bridge.store.influx.rollup import MEASUREMENT
+from curvestream_bridge.store.influx.rows import (
+    SELECT_FIELDS,
+    SeriesKey,
+    Statements,
+    bucket_runs,
+    packs_of,
+    rows_of,
+    series_where,
+)
 from curvestream_bridge.store.m4.levels import LevelPlan
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
 from curvestream_bridge.store.m4.query import Frame, assemble, empty_result, raw_result, rollup_answer, rollup_axis
@@ -32,7 +41,7 @@ NONFINITE = {1: np.nan, 2: np.inf, 3: -np.inf}
 def series_query(run: Statements, key: SeriesKey, q: SeriesQuery, plan: LevelPlan, origin: int) -> SeriesResult:
     axis = rollup_axis(q.x)
     where = series_where(key)
-    top = rows_of(run([f'SELECT "m" FROM "cs_m4_{axis}" WHERE {where} AND "k" = \'{plan.top}\''])[0],
+    top = rows_of(run([f'SELECT {SELECT_FIELDS} FROM "{MEASUREMENT[axis]}" WHERE {where} AND "k" = \'{plan.top}\''])[0],
                   plan.size(plan.top))
     if len(top[1]) == 0:
         return empty_result(q)
@@ -48,7 +57,7 @@ def _rolled_up(run: Statements, where: str, f: Frame,
     buckets), and its per-interval aggregates."""
     assert f.pieces is not None
     plan = f.pieces.plan
-    measurement = f"cs_m4_{f.axis}"
+    measurement = MEASUREMENT[f.axis]
     stmts: list[str] = []
     targets: list[tuple[str, int]] = []  # ("m4", level) or ("points", 0)
     for k in plan.levels:
@@ -59,7 +68,7 @@ def _rolled_up(run: Statements, where: str, f: Frame,
             keys = np.union1d(keys, f.pieces.straddlers)
         size = plan.size(k)
         for lo, hi in bucket_runs(np.unique(keys), GAP_BUCKETS):
-            stmts.append(f'SELECT "m" FROM "{measurement}" WHERE {where} AND "k" = \'{k}\' AND '
+            stmts.append(f'SELECT {SELECT_FIELDS} FROM "{measurement}" WHERE {where} AND "k" = \'{k}\' AND '
                          f'time >= {lo * size} AND time < {(hi + 1) * size}')
             targets.append(("m4", k))
     s0 = plan.size(0)

@@ -14,7 +14,7 @@ Measurements (all tag values percent-encoded, see :mod:`.lineproto`)::
                                                  id,message,step,from_step,to_step,version,firing (1|0),value
                                                  at the alert's time (Grafana annotations and alert rules)
     cs_alert_state,name=<entry>                  body (JSON)   at time 0: the alert engine's state
-    cs_m4_step, cs_m4_time, cs_m4_meta           M4 rollups, see .influx_rollup
+    cs_rollup_step, cs_rollup_time, cs_rollup_plan   M4 rollups, see .rollup
 
 The timestamp of a point is its wall time, so a replayed point lands on itself.
 A batch whose (producer, seq) is in ``cs_batch`` is not written again.
