@@ -218,19 +218,24 @@ def dashboard_json(flavour: str) -> dict[str, Any]:
 
 
 def alert_annotation(flavour: str) -> dict[str, Any]:
-    """The bridge's alerts (measurement cs_alert) as annotations on every time panel."""
+    """The bridge's alerts (measurement cs_alert) as annotations on every time panel.
+
+    Built with the SDK's ``AnnotationQuery``; its query is the data source's own
+    query in ``target`` (the form Grafana's InfluxDB source migrates legacy
+    annotations into, ``prepareAnnotation``). The SDK types ``target`` as the
+    built-in Grafana source's (limit, matchAny, tags, type; its schema says
+    "this should just be a normal query target"), so the target is set on the
+    built JSON and checked as a data query (``grafana_sync.sdk_round_trip``).
+    """
     query = load_query("alert_annotations", flavour)
-    return {
-        "name": "curvestream alerts",
-        "datasource": FLAVOURS[flavour]["datasource"],
-        "enable": True,
-        "hide": False,
-        "iconColor": "red",
-        "query": query,
-        "target": {"refId": "Anno", "query": query, "rawQuery": True, "resultFormat": "table"},
-        "textColumn": "message" if flavour == "influxql" else "_value",
-        "tagsColumn": "kind,state,metric",
-    }
+    doc = as_json(dash.AnnotationQuery().name("curvestream alerts")
+                  .datasource(datasource(FLAVOURS[flavour]["datasource"])).enable(True).hide(False)
+                  .icon_color("red").build())
+    doc["target"] = {"refId": "Anno", "query": query, "rawQuery": True, "resultFormat": "table",
+                     "queryType": "tags", "fromAnnotations": True,
+                     "textColumn": "message" if flavour == "influxql" else "_value",
+                     "tagsColumn": "kind,state,metric"}
+    return doc
 
 
 def render(flavour: str) -> str:

@@ -17,7 +17,8 @@ __all__ = ["FakeGrafana"]
 class FakeGrafana:
     def __init__(self, plugins: list[str] | None = None) -> None:
         self.objects: dict[str, dict[str, Any]] = {"folders": {}, "datasources": {}, "dashboards": {},
-                                                   "contact-points": {}, "serviceaccounts": {}}
+                                                   "contact-points": {}, "serviceaccounts": {},
+                                                   "alert-rules": {}, "rule-groups": {}}
         self.plugins = list(plugins or [])
         self.requests: list[tuple[str, str, Any]] = []
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -73,6 +74,23 @@ class FakeGrafana:
                  ("PUT", ["v1", "provisioning", "contact-points", _]):
                 o["contact-points"][body["uid"]] = body
                 return 202, body
+            case "GET", ["v1", "provisioning", "alert-rules", uid]:
+                return (200, o["alert-rules"][uid]) if uid in o["alert-rules"] else (404, {"message": "not found"})
+            case "POST", ["v1", "provisioning", "alert-rules"]:
+                o["alert-rules"][body["uid"]] = {**body, "id": len(o["alert-rules"]) + 1, "provenance": "api"}
+                return 201, o["alert-rules"][body["uid"]]
+            case "PUT", ["v1", "provisioning", "alert-rules", uid]:
+                o["alert-rules"][uid] = {**body, "id": o["alert-rules"][uid]["id"], "provenance": "api"}
+                return 200, o["alert-rules"][uid]
+            case "GET", ["v1", "provisioning", "folder", folder, "rule-groups", group]:
+                found = o["rule-groups"].get((folder, group))
+                return (200, found) if found else (404, {"message": "not found"})
+            case "PUT", ["v1", "provisioning", "folder", folder, "rule-groups", group]:
+                o["rule-groups"][(folder, group)] = body
+                for rule in body.get("rules", []):
+                    kept = o["alert-rules"].get(rule["uid"], {"id": len(o["alert-rules"]) + 1})
+                    o["alert-rules"][rule["uid"]] = {**rule, "id": kept["id"], "provenance": "api"}
+                return 200, body
             case "GET", ["plugins"]:
                 return 200, [{"id": p, "type": "panel"} for p in self.plugins]
             case "GET", ["serviceaccounts", "search"]:

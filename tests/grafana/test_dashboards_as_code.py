@@ -129,7 +129,7 @@ def test_dashboards_run_the_query_librarys_queries_and_the_library_has_both_flav
         dashboard = dashboards[f"curvestream-{flavour}.json"]
         queries = [t["query"] for p in walk_panels(dashboard["panels"]) for t in p.get("targets", []) if "query" in t]
         queries += [v["query"] for v in dashboard["templating"]["list"]]
-        queries += [a["query"] for a in dashboard["annotations"]["list"]]
+        queries += [a["target"]["query"] for a in dashboard["annotations"]["list"]]
         assert all(q in by_text for q in queries), "a dashboard query is not in grafana/queries/"
         used |= {by_text[q] for q in queries}
     assert used == set(library), f"unused library queries: {set(library) - used}"

@@ -6,14 +6,17 @@
 Creates or updates, each by a stable uid: the folder, the two InfluxDB data
 sources (Flux, and InfluxQL through the v1 API), the dashboards (the committed
 ``grafana/provisioning/dashboards/curvestream/*.json``, or ``--dashboards
-DIR``) and, with ``--webhook-url``, a webhook contact point. It checks that
+DIR``), the Grafana-managed alert rules of
+``grafana/provisioning/alerting/curvestream.yaml`` (or ``--alert-rules FILE``)
+through the alerting provisioning API, with their group's evaluation
+interval, and, with ``--webhook-url``, a webhook contact point. It checks that
 the panel plugin is installed (and says how to install it when it is not),
 and creates the service account and token the bridge pushes Grafana Live
 points with, printing the bridge's two settings. A second run finds
 everything as wanted and reports nothing changed; ``--dry-run`` prints the plan
-and changes nothing. Dashboards, the folder and the contact point are checked
-against grafana-foundation-sdk's types before they are sent (the SDK has no
-type for data sources).
+and changes nothing. Dashboards, the folder, alert rules, rule groups and the
+contact point are checked against grafana-foundation-sdk's types before they
+are sent (the SDK has no type for data sources).
 
 Needs the extra ``curvestream-bridge[grafana]`` (grafana-client); install it
 with ``URLLIB3_NO_OVERRIDE=1 pip install --no-binary urllib3-future
@@ -30,13 +33,14 @@ import pathlib
 import sys
 from typing import Any, Callable
 
-__all__ = ["Step", "plan", "main", "PANEL_PLUGIN_ID", "LIVE_ACCOUNT"]
+__all__ = ["Step", "plan", "main", "sdk_round_trip", "PANEL_PLUGIN_ID", "LIVE_ACCOUNT"]
 
 PANEL_PLUGIN_ID = "curvestream-echarts-panel"
 LIVE_ACCOUNT = "curvestream-bridge"
 DATASOURCE_UIDS = {"Flux": "curvestream-influxdb-flux", "InfluxQL": "curvestream-influxdb-influxql"}
 CONTACT_POINT_UID = "curvestream-webhook"
 _REPO_DASHBOARDS = pathlib.Path("grafana/provisioning/dashboards/curvestream")
+_REPO_ALERT_RULES = pathlib.Path("grafana/provisioning/alerting/curvestream.yaml")
 
 
 @dataclasses.dataclass
@@ -53,14 +57,48 @@ class Step:
         return f"{self.action:9} {self.kind:12} {self.name}"
 
 
-def _sdk_checked(kind: str, body: dict[str, Any]) -> dict[str, Any]:
-    """``body`` after a round trip through grafana-foundation-sdk's model of it:
-    a field the model does not know, or a value of the wrong shape, fails here."""
-    from grafana_foundation_sdk.cog.encoder import JSONEncoder
-    from grafana_foundation_sdk.models import alerting, dashboard, folder
+_MODELS = {"dashboard": ("dashboard", "Dashboard"), "folder": ("folder", "Folder"),
+           "contact point": ("alerting", "ContactPoint"), "alert rule": ("alerting", "Rule"),
+           "rule group": ("alerting", "RuleGroup")}
 
-    model = {"dashboard": dashboard.Dashboard, "folder": folder.Folder, "contact point": alerting.ContactPoint}[kind]
+
+def sdk_round_trip(kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as grafana-foundation-sdk's model of ``kind`` reads it and writes it back.
+
+    The SDK types an annotation's ``target`` as the built-in Grafana source's
+    (limit, matchAny, tags, type; its own schema says "this should just be a
+    normal query target"), so the target of an annotation on another data
+    source goes through the SDK as a data query of that source, as a panel's
+    targets do.
+    """
+    import importlib
+
+    from grafana_foundation_sdk.cog import runtime
+    from grafana_foundation_sdk.cog.encoder import JSONEncoder
+
+    module, name = _MODELS[kind]
+    model = getattr(importlib.import_module(f"grafana_foundation_sdk.models.{module}"), name)
+    foreign: dict[int, dict[str, Any]] = {}
+    if kind == "dashboard":
+        annotations = body.get("annotations", {}).get("list", [])
+        foreign = {i: a for i, a in enumerate(annotations)
+                   if isinstance(a.get("target"), dict) and a.get("datasource", {}).get("type") not in ("grafana", None)}
+        if foreign:
+            body = {**body, "annotations": {**body["annotations"], "list": [
+                {k: v for k, v in a.items() if k != "target"} if i in foreign else a
+                for i, a in enumerate(annotations)]}}
     back = json.loads(json.dumps(model.from_json(body), cls=JSONEncoder))
+    for i, a in foreign.items():
+        query = runtime.dataquery_from_json(a["target"], a["datasource"]["type"])
+        back["annotations"]["list"][i]["target"] = json.loads(json.dumps(query, cls=JSONEncoder))
+    return back
+
+
+def _sdk_checked(kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    """``body``, after checking that a round trip through grafana-foundation-sdk's
+    model of it keeps it whole: a field the model does not know, or a value of
+    the wrong shape, fails here."""
+    back = sdk_round_trip(kind, body)
     if back != body:
         lost = sorted(set(body) - set(back)) or sorted(k for k in body if body[k] != back.get(k))
         raise ValueError(f"{kind} {body.get('uid') or body.get('title')}: not of the SDK's type ({lost})")
@@ -86,6 +124,8 @@ def _subset(wanted: Any, have: Any) -> bool:
     """Whether ``have`` holds everything ``wanted`` says (extra fields Grafana adds are fine)."""
     if isinstance(wanted, dict):
         return isinstance(have, dict) and all(_subset(v, have.get(k)) for k, v in wanted.items())
+    if isinstance(wanted, list):
+        return isinstance(have, list) and len(have) == len(wanted) and all(map(_subset, wanted, have))
     return wanted == have
 
 
@@ -110,6 +150,92 @@ def contact_point_body(webhook_url: str) -> dict[str, Any]:
     built = (alerting.ContactPoint().uid(CONTACT_POINT_UID).name("curvestream webhook").type("webhook")
              .settings({"url": webhook_url, "httpMethod": "POST"}).disable_resolve_message(False).build())
     return json.loads(json.dumps(built, cls=JSONEncoder))
+
+
+def _seconds(duration: str) -> int:
+    """``90s``, ``1m``, ``2h`` (Grafana's file provisioning durations) in seconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    if not duration or duration[-1] not in units or not duration[:-1].isdigit():
+        raise ValueError(f"alert rules: duration {duration!r} is not like 1m")
+    return int(duration[:-1]) * units[duration[-1]]
+
+
+@dataclasses.dataclass
+class RuleGroup:
+    """One group of the provisioned alert rules, as the provisioning API takes it."""
+
+    title: str
+    interval_s: int
+    rules: list[dict[str, Any]]
+
+
+class _DataqueryOf:
+    """A query model as the SDK reads it for its data source type (the ``__expr__``
+    expressions are typed; InfluxDB queries, which the SDK has no type for, are kept whole)."""
+
+    def __init__(self, model: dict[str, Any]) -> None:
+        self.model = model
+
+    def build(self) -> Any:
+        from grafana_foundation_sdk.cog import runtime
+
+        return runtime.dataquery_from_json(self.model, self.model.get("datasource", {}).get("type", ""))
+
+
+def alert_rule_groups(path: pathlib.Path, folder_uid: str) -> list[RuleGroup]:
+    """The alert rules of a Grafana file-provisioning file (``grafana/provisioning/alerting/``)
+    as provisioning API bodies (``ProvisionedAlertRule``), built with
+    grafana-foundation-sdk's builders, in the folder ``folder_uid``."""
+    import yaml
+    from grafana_foundation_sdk.builders import alerting
+    from grafana_foundation_sdk.cog.encoder import JSONEncoder
+    from grafana_foundation_sdk.models.alerting import RelativeTimeRange
+
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    groups = []
+    for group in doc.get("groups") or []:
+        rules = []
+        for r in group["rules"]:
+            rule = (alerting.Rule(r["title"]).uid(r["uid"]).condition(r["condition"]).folder_uid(folder_uid)
+                    .rule_group(group["name"]).org_id(int(group.get("orgId", 1))).for_val(r.get("for", "0s"))
+                    .no_data_state(r.get("noDataState", "NoData")).exec_err_state(r.get("execErrState", "Error"))
+                    .labels(r.get("labels") or {}).annotations(r.get("annotations") or {})
+                    .is_paused(bool(r.get("isPaused", False))))
+            for q in r["data"]:
+                query = alerting.Query(q["refId"]).datasource_uid(q["datasourceUid"]).model(_DataqueryOf(q["model"]))
+                span = q.get("relativeTimeRange") or {"from": 0, "to": 0}  # what Grafana stores for expressions
+                query.relative_time_range(RelativeTimeRange(from_val=span["from"], to=span["to"]))
+                rule.with_query(query)
+            rules.append(_sdk_checked("alert rule", json.loads(json.dumps(rule.build(), cls=JSONEncoder))))
+        groups.append(RuleGroup(group["name"], _seconds(group.get("interval", "1m")), rules))
+    return groups
+
+
+def _alert_rule_steps(api: Any, groups: list[RuleGroup], folder_uid: str) -> list[Step]:
+    """Each rule by its uid (create, update, unchanged), then each group's
+    evaluation interval (a new group takes Grafana's default)."""
+    steps = []
+    for group in groups:
+        for body in group.rules:
+            have = _get(lambda uid=body["uid"]: api.alertingprovisioning.get_alertrule(uid))
+            if have is None:
+                steps.append(Step("alert rule", body["title"], "create",
+                                  lambda b=body: api.alertingprovisioning.create_alertrule(b)))
+            elif not _subset(body, have):
+                steps.append(Step("alert rule", body["title"], "update",
+                                  lambda b=body: api.alertingprovisioning.update_alertrule(b["uid"], b)))
+            else:
+                steps.append(Step("alert rule", body["title"], "unchanged"))
+        have = _get(lambda g=group: api.alertingprovisioning.get_rule_group(folder_uid, g.title))
+        if have is not None and have.get("interval") == group.interval_s:
+            steps.append(Step("rule group", group.title, "unchanged"))
+            continue
+        body = _sdk_checked("rule group", {"title": group.title, "folderUid": folder_uid,
+                                           "interval": group.interval_s, "rules": group.rules})
+        steps.append(Step("rule group", f"{group.title} (every {group.interval_s} s)",
+                          "create" if have is None else "update",
+                          lambda g=group, b=body: api.alertingprovisioning.update_rule_group(folder_uid, g.title, b)))
+    return steps
 
 
 def dashboard_bodies(directory: pathlib.Path) -> list[dict[str, Any]]:
@@ -168,6 +294,10 @@ def plan(api: Any, args: argparse.Namespace) -> list[Step]:
         else:
             steps.append(Step("contact point", body["name"], "unchanged"))
 
+    if args.alert_rules:
+        steps.extend(_alert_rule_steps(api, alert_rule_groups(pathlib.Path(args.alert_rules), folder_uid),
+                                       folder_uid))
+
     plugins = {p.get("id") for p in (api.plugin.list() or [])}
     steps.append(Step("plugin", PANEL_PLUGIN_ID, "unchanged" if PANEL_PLUGIN_ID in plugins else "missing"))
 
@@ -207,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder-uid", default="curvestream")
     parser.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     parser.add_argument("--dashboards", default=str(_REPO_DASHBOARDS), help="directory of dashboard JSON files")
+    parser.add_argument("--alert-rules", default=str(_REPO_ALERT_RULES),
+                        help="Grafana alert rules in file-provisioning YAML (empty: none)")
     parser.add_argument("--influx-url", default=env("INFLUXDB_URL", "http://influxdb:8086"),
                         help="InfluxDB as Grafana reaches it")
     parser.add_argument("--influx-token", default=env("INFLUXDB_TOKEN"))
