@@ -86,3 +86,42 @@ def test_an_answer_nobody_foresaw_is_neither_retried_nor_a_rejection():
             db.write(["m v=1 1"])
     finally:
         db.close()
+
+
+def test_a_write_with_one_failed_chunk_is_not_taken_for_stored_and_its_retry_stores_each_point_once(influxd):
+    import gzip
+
+    import numpy as np
+
+    from curvestream_bridge.decode import DecodedBatch, ScalarColumn
+
+    store = open_store(influxd.store_url("half_written"))
+    real = httpx.HTTPTransport()
+    failing = [True]
+
+    class OneChunkFails(httpx.BaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            sent = gzip.decompress(request.read()) if request.url.path == "/write" else b""
+            if failing[0] and b"run=run step=15000i," in sent:  # the chunk with raw points 15000..19999
+                return httpx.Response(503, text='{"error":"overloaded"}')
+            return real.handle_request(request)
+
+    db = store._db
+    db._write_deadline_s = 0.5
+    db.http.close()
+    db.http = httpx.Client(base_url=db.base_url, transport=OneChunkFails())
+    steps = np.arange(20_000, dtype=np.int64)
+    batch = DecodedBatch(b"p" * 16, 1, "proj", "run", [ScalarColumn("loss", steps, 10**18 + steps * 10**6,
+                                                                    steps / 7.0)], [], [], None, None, 0)
+    try:
+        with pytest.raises(StoreUnavailable):
+            store.write([batch])  # 20,000 points: four chunks, the other three stored
+        assert store.stored_ranges(batch.producer_id) == []  # so the batch is written again, not skipped
+        failing[0] = False
+        store.write([batch])
+        assert store.stored_ranges(batch.producer_id) == [(1, 1)]
+        (series,) = db.series('SELECT count("value"), sum("step") FROM "cs_scalar"')
+        assert series["values"][0][1:] == [20_000, int(steps.sum())]
+    finally:
+        store.close()
+        real.close()
