@@ -7,6 +7,7 @@ Measurements (tag values percent-encoded, see :mod:`.lineproto`)::
     cs_rollup_time,metric,project,run,k=<level>,w=<writer>,grafana_interval_ms=<:20:50:>
                                                               <aggregate fields>   <bucket start, in ns>
                     level 0 also: p="<base64 points of the bucket>" (empty: over PACK_POINTS)
+    (cs_rollup_step rows have no p: see PACKED_AXES)
     cs_rollup_plan,metric,project,run,w=<writer>              bs=<log2 bottom steps>i,bt_ms=<bottom ms>i  <server time>
 
 (the fields: :mod:`.rows`; the time levels and ``grafana_interval_ms``: :mod:`.ladder`).
@@ -65,7 +66,7 @@ from curvestream_bridge.store.m4.levels import MIN_POINTS, LevelPlan, batch_part
 from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag
 from curvestream_bridge.store.m4.agg import M4Agg, merge
 
-__all__ = ["OpenBuckets", "BOTTOM_TARGET_POINTS", "RollupWriter", "MEASUREMENT", "PLAN_MEASUREMENT"]
+__all__ = ["OpenBuckets", "BOTTOM_TARGET_POINTS", "RollupWriter", "MEASUREMENT", "PLAN_MEASUREMENT", "PACKED_AXES"]
 
 log = logging.getLogger("curvestream.bridge.influx")
 
@@ -73,6 +74,11 @@ BOTTOM_TARGET_POINTS = 16
 """Raw points are expensive to read back from InfluxDB (JSON), so its bottom buckets are small."""
 
 MEASUREMENT = {"step": "cs_rollup_step", "time": "cs_rollup_time"}
+PACKED_AXES = ("time",)
+"""The rollups whose bottom rows carry their points (``p``). Each point is in
+``cs_scalar`` already; a second packed copy per axis was most of what rollups
+cost on ingest. The step rollups' queries read the points of the buckets a
+column edge cuts from cs_scalar, within the wall-time extent of the bucket."""
 PLAN_MEASUREMENT = "cs_rollup_plan"
 
 
@@ -168,9 +174,11 @@ class RollupWriter:
         for key, plans, steps, walls, values in work:
             for axis, plan in plans.items():
                 ob = open_new[(key, axis)]
-                new_points = _bucket_points(plan, steps, walls, values)
+                packed = axis in PACKED_AXES
+                new_points = _bucket_points(plan, steps, walls, values) if packed else {}
                 for k, buckets, agg in list(batch_partials(plan, steps, walls, values)):  # merged into below
-                    pts: list[np.ndarray | None] = [new_points[int(b)] for b in buckets] if k == 0 else []
+                    with_points = k == 0 and packed
+                    pts: list[np.ndarray | None] = [new_points[int(b)] for b in buckets] if with_points else []
                     last = ob.last.get(k)
                     if last is not None:
                         same = buckets == last[0]
@@ -178,7 +186,7 @@ class RollupWriter:
                             i = int(np.flatnonzero(same)[0])
                             both = M4Agg.concat([agg.take(np.array([i])), last[1]])
                             agg.put(np.array([i]), merge(both, np.zeros(2, np.int64), 1, axis))
-                            if k == 0:
+                            if with_points:
                                 pts[i] = _joined(pts[i], last[2])
                         older = buckets < last[0]
                         if older.any():
@@ -186,26 +194,27 @@ class RollupWriter:
                     pending.append((key, axis, k, buckets, agg, pts))
                     top = int(np.argmax(buckets))
                     if last is None or buckets[top] >= last[0]:
-                        ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if k == 0 else None)
+                        ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if with_points else None)
         stored = self._read_rows(reads, plans_of={k: p for k, p, *_ in work}, run=run)
         for key, axis, k, buckets, agg, pts in pending:
             old = stored.get((key, axis, k))
             if old is not None:
                 agg = _merge_into(agg, buckets, old[0], old[1], axis)
-                if k == 0:
+                with_points = k == 0 and axis in PACKED_AXES
+                if with_points:
                     by_bucket = dict(zip(old[0].tolist(), old[2]))
                     pts = [_joined(p, by_bucket[b]) if b in by_bucket else p for b, p in zip(buckets.tolist(), pts)]
                 ob = open_new[(key, axis)]
                 top = int(np.argmax(buckets))
                 if ob.last.get(k) is not None and ob.last[k][0] == buckets[top]:
-                    ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if k == 0 else None)
+                    ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if with_points else None)
             plan = (self.plans.get(key) or plans_new[key])[axis]
             tags = f"{MEASUREMENT[axis]},{series_tags(key)},k={k},w={encode_tag(self.writer)}"
             if axis == "time":
                 tags += f",grafana_interval_ms={interval_tag(plan, k)}"
             size = plan.size(k)
             texts = field_texts(agg, numeric=axis == "time")  # dashboards read only the time rollups
-            if k == 0:
+            if k == 0 and axis in PACKED_AXES:
                 out.extend(f'{tags} {text},p="{"" if p is None else pack_points(p)}" {int(b) * size}'
                            for b, text, p in zip(buckets.tolist(), texts, pts))
             else:
@@ -301,7 +310,7 @@ class RollupWriter:
                     k = int(decode_tag(s["tags"]["k"]))
                     buckets, agg = rows_of([s], plan.size(k))
                     ob.last[k] = (int(buckets[0]), agg, None)
-                if 0 in ob.last:
+                if 0 in ob.last and axis in PACKED_AXES:
                     _, packs = packs_of(results[2 * i + 1], plan.size(0))
                     ob.last[0] = (ob.last[0][0], ob.last[0][1], packs[0] if packs else None)
                 self.open[(key, axis)] = ob
@@ -318,9 +327,11 @@ class RollupWriter:
                 where = (f'{series_where(key)} AND "k" = \'{k}\' AND "w" = {tag_literal(self.writer)} AND '
                          f'time >= {lo * size} AND time < {(hi + 1) * size}')
                 stmts.append(f'SELECT {SELECT_FIELDS} FROM "{MEASUREMENT[axis]}" WHERE {where}')
-                if k == 0:
+                with_points = k == 0 and axis in PACKED_AXES
+                if with_points:
                     stmts.append(f'SELECT "p" FROM "{MEASUREMENT[axis]}" WHERE {where}')
-                keys.append((key, axis, k, size, len(stmts) - (2 if k == 0 else 1), len(stmts) - 1 if k == 0 else None))
+                keys.append((key, axis, k, size, len(stmts) - (2 if with_points else 1),
+                             len(stmts) - 1 if with_points else None))
         results = run(stmts) if stmts else []
         found: dict[tuple[SeriesKey, str, int], list[tuple[np.ndarray, M4Agg, list[np.ndarray | None]]]] = {}
         for key, axis, k, size, at_m, at_p in keys:

@@ -21,9 +21,10 @@ before, and a dashboard sees smaller finite values there only at finer levels.
 The bridge itself reads one more field, ``m``: the same aggregate packed as one
 little-endian record (``RECORD``, 138 bytes, base64). InfluxDB reads every field
 of a row as a column of its own, so one packed field is read ten times faster
-than the numeric ones. ``p`` (bottom level only) packs a bucket's points
-(``POINT``, 24 bytes each), read by the bridge for the buckets a pixel-column
-edge cuts.
+than the numeric ones. ``p`` (bottom level of the time rollups only) packs a
+bucket's points (``POINT``, 24 bytes each), read by the bridge for the buckets
+a pixel-column edge cuts (on either axis: a step bucket's points are found
+within its wall-time extent).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from curvestream_bridge.store.m4.agg import FIRST, KINDS, LAST, MAX, MIN, NAN, M
 
 __all__ = ["RECORD", "POINT", "PACK_POINTS", "FIELDS", "SELECT_FIELDS", "field_texts", "pack", "unpack",
            "pack_points", "unpack_points",
-           "Statements", "SeriesKey", "series_where", "series_tags", "tag_literal", "rows_of", "packs_of",
+           "Statements", "SeriesKey", "series_where", "series_tags", "tag_literal", "rows_of", "rows_and_packs_of", "packs_of",
            "bucket_runs"]
 
 PACK_POINTS = 1500
@@ -160,6 +161,19 @@ def rows_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, M4Agg]
             times.append(t)
             texts.append(json.loads(m) if m.startswith('"') else m)
     return np.floor_divide(np.asarray(times, dtype=np.int64), size), unpack(texts)
+
+
+def rows_and_packs_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, M4Agg, list[np.ndarray | None]]:
+    """Buckets, aggregates and points of ``SELECT "m", "p"`` result series (None: not packed)."""
+    times: list[int] = []
+    texts: list[str] = []
+    packs: list[np.ndarray | None] = []
+    for s in result:
+        for t, m, p in s["values"]:
+            times.append(t)
+            texts.append(json.loads(m) if m.startswith('"') else m)
+            packs.append(unpack_points([p]) if p else None)
+    return np.floor_divide(np.asarray(times, dtype=np.int64), size), unpack(texts), packs
 
 
 def packs_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, list[np.ndarray | None]]:
