@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import gzip
+import os
 import pathlib
 import sys
 import tempfile
@@ -94,9 +95,18 @@ def main() -> None:
     parser.add_argument("--skip-influx", action="store_true")
     parser.add_argument("--influx-params", default="", help="store URL parameters, e.g. rollups=off")
     args = parser.parse_args()
-    print(f"# reproduce: {sys.executable} bench/ingest_e2e.py --points {args.points} "
+    print("load average before: %.2f %.2f %.2f" % os.getloadavg())
+    try:
+        run(args)
+    finally:
+        print("load average after:  %.2f %.2f %.2f" % os.getloadavg())
+
+
+def run(args: argparse.Namespace) -> None:
+    print(f"# reproduce: nice {sys.executable} bench/ingest_e2e.py --points {args.points} "
           f"--influx-points {args.influx_points}" + (f" --influx-params {args.influx_params}" if args.influx_params
-                                                     else ""))
+                                                     else "")
+          + (" --skip-embedded" if args.skip_embedded else "") + (" --skip-influx" if args.skip_influx else ""))
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = pathlib.Path(tmp)
         if not args.skip_embedded:
