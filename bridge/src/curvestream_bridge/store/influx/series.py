@@ -4,9 +4,10 @@ InfluxQL cannot OR several time ranges in one statement, so every run of
 needed buckets is a statement of its own; all go in one request: the rollup
 rows of the pieces of every pixel column, and at the bottom level, in the same
 statements, the rows and points (``p``) of the straddling bottom buckets.
-The step rollups carry no points (see ``PACKED_AXES``), nor does a bucket with
-too many points to pack: their points come from ``cs_scalar`` in a second
-request.
+The step rollups carry no points (see ``PACKED_AXES``): a second request
+reads those of their cut buckets from the time rollups' bottom rows, within
+each bucket's wall-time extent; a bucket with too many points to pack is read
+from ``cs_scalar``.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def series_query(run: Statements, key: SeriesKey, q: SeriesQuery, plan: LevelPla
         return empty_result(q)
     xs = top[1].step if axis == "step" else top[1].wall
     extent = (int(xs[FIRST].min()), int(xs[LAST].max()))
-    return rollup_answer(q, origin, extent, int(top[1].n.sum()), plan, lambda f: _rolled_up(run, where, f, top, time_bottom),
+    return rollup_answer(q, origin, extent, int(top[1].n.sum()), plan,
+                         lambda f: _rolled_up(run, where, f, top, time_bottom),
                          lambda f, rows, agg: _raw_answer(run, where, f, rows, agg))
 
 
