@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from curvestream_bridge.store import open_store
-from curvestream_bridge.store.base import StoreRejected, StoreUnavailable
+from curvestream_bridge.store.base import SeriesQuery, StoreRejected, StoreUnavailable
 
 
 def _answering(store, error: str) -> None:
@@ -98,11 +98,12 @@ def test_a_write_with_one_failed_chunk_is_not_taken_for_stored_and_its_retry_sto
     store = open_store(influxd.store_url("half_written"))
     real = httpx.HTTPTransport()
     failing = [True]
+    marker = b"run=run step=15000i,"
 
     class OneChunkFails(httpx.BaseTransport):
         def handle_request(self, request: httpx.Request) -> httpx.Response:
             sent = gzip.decompress(request.read()) if request.url.path == "/write" else b""
-            if failing[0] and b"run=run step=15000i," in sent:  # the chunk with raw points 15000..19999
+            if failing[0] and marker in sent:  # the chunk with raw points 15000..19999 (35000.. later)
                 return httpx.Response(503, text='{"error":"overloaded"}')
             return real.handle_request(request)
 
@@ -122,6 +123,18 @@ def test_a_write_with_one_failed_chunk_is_not_taken_for_stored_and_its_retry_sto
         assert store.stored_ranges(batch.producer_id) == [(1, 1)]
         (series,) = db.series('SELECT count("value"), sum("step") FROM "cs_scalar"')
         assert series["values"][0][1:] == [20_000, int(steps.sum())]
+        for x in ("step", "time"):  # and the rollup rows the first attempt left are not counted twice
+            assert store.series(SeriesQuery("proj", "run", "loss", x, None, None, 100)).total == 20_000
+        more = steps + 20_000  # the same on a series whose rollups exist
+        second = DecodedBatch(b"p" * 16, 2, "proj", "run", [ScalarColumn("loss", more, 10**18 + more * 10**6,
+                                                                         more / 7.0)], [], [], None, None, 0)
+        failing[0], marker = True, b"run=run step=35000i,"
+        with pytest.raises(StoreUnavailable):
+            store.write([second])
+        failing[0] = False
+        store.write([second])
+        for x in ("step", "time"):
+            assert store.series(SeriesQuery("proj", "run", "loss", x, None, None, 100)).total == 40_000
     finally:
         store.close()
         real.close()

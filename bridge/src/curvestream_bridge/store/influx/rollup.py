@@ -124,7 +124,8 @@ class RollupWriter:
         self.counts: dict[SeriesKey, int] = {}  # points of series that have no rollups yet
         self.open: dict[tuple[SeriesKey, str], OpenBuckets] = {}
         self.unrolled: set[SeriesKey] = set()  # our plan is stored, the points stored before it are not rolled up yet
-        self._staged: tuple[dict, dict, dict, set] = ({}, {}, {}, set())
+        self.made: set[SeriesKey] = set()  # plans we made whose first rollup rows are not known stored yet
+        self._staged: tuple[dict, dict, dict, set, set] = ({}, {}, {}, set(), set())
 
     def plan(self, key: SeriesKey, run: Statements) -> dict[str, LevelPlan] | None:
         """The levels of a series (read from cs_rollup_plan the first time)."""
@@ -164,10 +165,14 @@ class RollupWriter:
               post: Callable[[list[str]], None]) -> list[str]:
         work, plans_new, counts_new, rolled_up = self._plan_work(columns, run, raw_points, post)
         out: list[str] = []
-        open_new = self._open_for([(k, a) for k, plans, *_ in work for a in plans if k not in plans_new], run)
-        for key, *_ in work:
-            if key in plans_new:
-                for axis in plans_new[key]:
+        # A series whose plan we made starts from no rows, also when the write that made
+        # it failed: rows it left behind hold its points, which this write rolls up again.
+        fresh = {key for key, *_ in work if key in plans_new or key in self.made}
+        self.made |= set(plans_new)
+        open_new = self._open_for([(k, a) for k, plans, *_ in work for a in plans if k not in fresh], run)
+        for key, plans, *_ in work:
+            if key in fresh:
+                for axis in plans:
                     open_new[(key, axis)] = OpenBuckets({})
         reads: list[tuple[SeriesKey, str, int, np.ndarray]] = []
         pending: list[tuple[SeriesKey, str, int, np.ndarray, M4Agg, list[np.ndarray | None]]] = []
@@ -219,7 +224,7 @@ class RollupWriter:
                            for b, text, p in zip(buckets.tolist(), texts, pts))
             else:
                 out.extend(f'{tags} {text} {int(b) * size}' for b, text in zip(buckets.tolist(), texts))
-        self._staged = (plans_new, counts_new, open_new, rolled_up)
+        self._staged = (plans_new, counts_new, open_new, rolled_up, fresh)
         return out
 
     def _plan_work(self, columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
@@ -242,7 +247,8 @@ class RollupWriter:
         def with_stored(key: SeriesKey, pts: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
             if key not in stored:
                 stored[key] = raw_points(key)
-            return tuple(np.concatenate([o, n]) for o, n in zip(stored[key], pts))
+            new = ~np.isin(pts[1], stored[key][1])  # a failed try of this write may have stored some of them
+            return tuple(np.concatenate([o, n[new]]) for o, n in zip(stored[key], pts))
 
         counts_new: dict[SeriesKey, int] = {}
         proposed: dict[SeriesKey, dict[str, LevelPlan]] = {}
@@ -282,14 +288,15 @@ class RollupWriter:
         return work, plans_new, counts_new, rolled_up
 
     def commit(self) -> None:
-        plans_new, counts_new, open_new, rolled_up = self._staged
+        plans_new, counts_new, open_new, rolled_up, fresh = self._staged
+        self.made -= fresh
         self.unrolled -= rolled_up
         self.plans.update(plans_new)
         for key in plans_new:
             self.counts.pop(key, None)
         self.counts.update(counts_new)
         self.open.update(open_new)
-        self._staged = ({}, {}, {}, set())
+        self._staged = ({}, {}, {}, set(), set())
 
     def _open_for(self, wanted: list[tuple[SeriesKey, str]], run: Statements) -> dict[tuple[SeriesKey, str], OpenBuckets]:
         """Copies of the open buckets of these series (read the first time)."""
