@@ -31,6 +31,9 @@ $(VENV)/.installed: proto/pyproject.toml client/pyproject.toml bridge/pyproject.
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -c constraints.txt -e ./proto -e ./client -e ./bridge -r requirements-dev.txt
 	$(PIP) install --quiet -c constraints.txt -r requirements-integrations.txt  # the drop-ins' frameworks (CPU torch)
+	# grafana-client's urllib3-future would replace urllib3 for every package: built from source with this
+	# variable it installs beside it instead
+	URLLIB3_NO_OVERRIDE=1 $(PIP) install --quiet -c constraints.txt --no-binary urllib3-future -e './bridge[grafana]'
 	touch $@
 
 page: $(STATIC)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import gzip
+import os
 import pathlib
 import sys
 import tempfile
@@ -113,6 +114,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="embedded runs; the median is reported")
     parser.add_argument("--py-spy", default="", help="directory: sample the processes during the last embedded run")
     args = parser.parse_args()
+    print("load average before: %.2f %.2f %.2f" % os.getloadavg())
+    try:
+        run(args)
+    finally:
+        print("load average after:  %.2f %.2f %.2f" % os.getloadavg())
+
+
+def run(args: argparse.Namespace) -> None:
     print(f"# reproduce: nice {sys.executable} bench/ingest_e2e.py " + " ".join(sys.argv[1:]))
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = pathlib.Path(tmp)

@@ -14,6 +14,10 @@ series and three zooms (1/10, 1/100, 1/1000 of it), x = step and x = time.
 - InfluxDB 1.x (a real ``influxd`` on loopback): the rollup query beside
   ``SELECT first, last, min, max … GROUP BY time()`` over the raw points of the
   same series and range (goal: rollups ≥ 10× faster).
+- The dashboards' InfluxQL curves query (``grafana/queries/curves_m4.influxql``,
+  Grafana's variables and macros substituted as Grafana does, the interval
+  Grafana would send for ``--width`` pixels) beside the raw ``GROUP BY time()``
+  (goals: ≤ 300 ms, ≥ 20× faster than raw).
 - Ingest throughput into each engine with rollups on and off
   (``?rollups=off``), ``--ingest-points`` points each.
 
@@ -34,11 +38,14 @@ import tempfile
 import time
 from typing import Any, Callable
 
+import httpx
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "grafana"))
 
 from _servers import Influxd  # noqa: E402
+from grafana_kit import influxql_macros, interpolate_variables, panel_interval_ms, query_library  # noqa: E402
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn  # noqa: E402
 from curvestream_bridge.store import open_store  # noqa: E402
@@ -206,9 +213,14 @@ def bench_influx(data: pathlib.Path, n: int, ingest_n: int, width: int, repeat: 
         server.wait_for_snapshot()
         store = open_store(server.store_url("series"))  # a bridge that did not write it: nothing cached
         rows = query_table(store, n, width, repeat)
+        store._db.http.timeout = httpx.Timeout(900.0)  # raw GROUP BY time() over 30M points outlasts the store's 30 s
         print_queries(f"InfluxDB rollups, {n:,} points, width {width}", rows, None)
-        print(f"\nInfluxDB raw GROUP BY time() over the same range (x = time), width {width}:")
-        print(f"  {'range':>10} {'raw ms':>9} {'rollups ms':>11} {'speed-up':>9}")
+        print(f"\nInfluxDB raw GROUP BY time() over the same range (x = time), width {width}, beside the bridge's "
+              f"rollups (/series) and the dashboards' InfluxQL curves query (Grafana's interval):")
+        print(f"  {'range':>10} {'raw ms':>9} {'rollups ms':>11} {'speed-up':>9} {'dashboard ms':>13} {'speed-up':>9} "
+              f"{'rows':>6}")
+        curves = interpolate_variables(query_library()["curves_m4"]["influxql"],
+                                       {"project": "bench", "run": ["run"], "metric": ["loss"]})
         where = "\"project\" = 'bench' AND \"run\" = 'run' AND \"metric\" = 'loss'"
         for (zoom, q), row in zip(views(store, "time", width), [r for r in rows if r[0] == "time"]):
             res = store.series(q)
@@ -217,8 +229,13 @@ def bench_influx(data: pathlib.Path, n: int, ingest_n: int, width: int, repeat: 
             sql = (f'SELECT first("value"), last("value"), min("value"), max("value") FROM "cs_scalar" WHERE {where} '
                    f"AND time >= {lo} AND time <= {hi} GROUP BY time({step_ns}ns) fill(none)")
             med, _, _ = timed(lambda: store._db.statements([sql]), max(1, repeat // 2))
+            from_ms, to_ms = lo // 1_000_000, hi // 1_000_000
+            dash_sql = influxql_macros(curves, from_ms, to_ms, panel_interval_ms(from_ms, to_ms, width))
+            dash, _, answer = timed(lambda: store._db.statements([dash_sql]), repeat)
+            rows_out = sum(len(s["values"]) for s in answer[0])
             label = "all" if zoom == 1.0 else f"1/{round(1 / zoom)}"
-            print(f"  {label:>10} {med * 1e3:>9.1f} {row[2]:>11.1f} {med * 1e3 / row[2]:>8.1f}x")
+            print(f"  {label:>10} {med * 1e3:>9.1f} {row[2]:>11.1f} {med * 1e3 / row[2]:>8.1f}x "
+                  f"{dash * 1e3:>13.1f} {med / dash:>8.1f}x {rows_out:>6}")
         store.close()
     finally:
         server.stop()

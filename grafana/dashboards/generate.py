@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Dashboards as code: writes the provisioned Grafana dashboards from the query
-library in ``grafana/queries/`` (standard library only).
+library in ``grafana/queries/``, built with Grafana's own typed builders
+(grafana-foundation-sdk).
 
     python grafana/dashboards/generate.py          # rewrite the JSON files
     python grafana/dashboards/generate.py --check  # exit 1 if they are stale
@@ -15,6 +16,8 @@ Both have the same variables (project; run and metric, multi-select with
 as the curvestream panel, one of each per metric (repeated by ``$metric``),
 non-finite values per window, and the bridge's Grafana Live stream; the
 bridge's alerts (measurement ``cs_alert``) are annotations.
+``dashboard(flavour, extra_panels=..., annotations=...)`` takes more panels
+and annotation queries (builders) for callers that add their own.
 """
 
 from __future__ import annotations
@@ -23,7 +26,16 @@ import argparse
 import json
 import pathlib
 import sys
-from typing import Any
+from typing import Any, Sequence
+
+from grafana_foundation_sdk.builders import common as common_builders
+from grafana_foundation_sdk.builders import dashboard as dash
+from grafana_foundation_sdk.builders import timeseries
+from grafana_foundation_sdk.cog import builder as cogbuilder
+from grafana_foundation_sdk.cog import variants as cogvariants
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models import common
+from grafana_foundation_sdk.models import dashboard as model
 
 HERE = pathlib.Path(__file__).resolve().parent
 GRAFANA = HERE.parent
@@ -58,47 +70,57 @@ def load_query(name: str, flavour: str) -> str:
     return (QUERIES / f"{name}.{flavour}").read_text(encoding="utf-8").strip()
 
 
-def target(flavour: str, name: str, ref_id: str = "A") -> dict[str, Any]:
+def datasource(ref: dict[str, str]) -> model.DataSourceRef:
+    return model.DataSourceRef(type_val=ref["type"], uid=ref["uid"])
+
+
+class _Query(cogvariants.Dataquery):
+    """A panel query of a data source the SDK has no types for (InfluxDB, Grafana Live)."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self.fields = fields
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.fields)
+
+
+class Query(cogbuilder.Builder[cogvariants.Dataquery]):
+    def __init__(self, **fields: Any) -> None:
+        self.fields = fields
+
+    def build(self) -> cogvariants.Dataquery:
+        return _Query(self.fields)
+
+
+def target(flavour: str, name: str, ref_id: str = "A") -> Query:
     ds = FLAVOURS[flavour]["datasource"]
     query = load_query(name, flavour)
     if flavour == "flux":
-        return {"refId": ref_id, "datasource": ds, "query": query}
-    return {"refId": ref_id, "datasource": ds, "query": query, "rawQuery": True, "resultFormat": "time_series"}
+        return Query(refId=ref_id, datasource=ds, query=query)
+    return Query(refId=ref_id, datasource=ds, query=query, rawQuery=True, resultFormat="time_series")
 
 
-def variable(flavour: str, name: str, label: str, query_name: str, *, multi: bool) -> dict[str, Any]:
+def variable(flavour: str, name: str, label: str, query_name: str, *, multi: bool) -> dash.QueryVariable:
     query = load_query(query_name, flavour)
-    var: dict[str, Any] = {
-        "type": "query",
-        "name": name,
-        "label": label,
-        "datasource": FLAVOURS[flavour]["datasource"],
-        "query": query,
-        "definition": query,
-        "refresh": 1,
-        "sort": 1,
-        "regex": "",
-        "hide": 0,
-        "skipUrlSync": False,
-        "multi": multi,
-        "includeAll": multi,
-        "options": [],
-        "current": {},
-    }
+    var = (dash.QueryVariable(name).label(label).datasource(datasource(FLAVOURS[flavour]["datasource"]))
+           .query(query).refresh(model.VariableRefresh.ON_DASHBOARD_LOAD)
+           .sort(model.VariableSort.ALPHABETICAL_ASC).regex("").hide(model.VariableHide.DONT_HIDE)
+           .multi(multi).include_all(multi).options([]).current(model.VariableOption()))
     if multi:
         # A custom "All" is sent as-is (not regex-escaped): /^.*$/ instead of a long alternation.
-        var["allValue"] = ".*"
-        var["current"] = {"selected": True, "text": ["All"], "value": ["$__all"]}
+        var.all_value(".*").current(model.VariableOption(selected=True, text=["All"], value=["$__all"]))
     return var
 
 
-def row(title: str, y: int, panel_id: int) -> dict[str, Any]:
-    return {"type": "row", "id": panel_id, "title": title, "collapsed": False,
-            "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []}
+def grid(h: int, w: int = 24) -> model.GridPos:
+    return model.GridPos(h=h, w=w, x=0, y=0)
 
 
-TIMESERIES_OPTIONS = {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
-                      "tooltip": {"mode": "multi", "sort": "desc"}}
+def legend_and_tooltip(panel: timeseries.Panel) -> timeseries.Panel:
+    return (panel.legend(common_builders.VizLegendOptions().display_mode(common.LegendDisplayMode.LIST)
+                         .placement(common.LegendPlacement.BOTTOM).show_legend(True))
+            .tooltip(common_builders.VizTooltipOptions().mode(common.TooltipDisplayMode.MULTI)
+                     .sort(common.SortOrder.DESCENDING)))
 
 
 def curvestream_options(**overrides: Any) -> dict[str, Any]:
@@ -108,141 +130,116 @@ def curvestream_options(**overrides: Any) -> dict[str, Any]:
             "zoomSetsTimeRange": True, **overrides}
 
 
-def per_metric_panel(flavour: str, panel_type: str, panel_id: int, y: int, description: str) -> dict[str, Any]:
-    """A panel of the M4 curves of one metric, repeated for every selected metric."""
-    return {
-        "type": panel_type,
-        "id": panel_id,
-        "title": "${metric}",
-        "description": description,
-        "datasource": FLAVOURS[flavour]["datasource"],
-        "repeat": "metric",
-        "repeatDirection": "h",
-        "maxPerRow": 2,
-        "gridPos": {"h": 9, "w": 12, "x": 0, "y": y},
-        "targets": [target(flavour, "curves_m4")],
-    }
+def timeseries_panel(flavour: str) -> timeseries.Panel:
+    """The M4 curves of one metric as a Grafana time series, repeated for every selected metric."""
+    panel = (timeseries.Panel().title("${metric}").description(M4_NOTE)
+             .datasource(datasource(FLAVOURS[flavour]["datasource"])).repeat("metric").repeat_direction("h")
+             .grid_pos(grid(9, 12)).with_target(target(flavour, "curves_m4"))
+             .display_name("${__field.labels.run}").draw_style(common.GraphDrawStyle.LINE).line_width(1)
+             .show_points(common.VisibilityMode.NEVER).span_nulls(True).fill_opacity(0))
+    return legend_and_tooltip(panel)
 
 
-def timeseries_panel(flavour: str, panel_id: int, y: int) -> dict[str, Any]:
-    panel = per_metric_panel(flavour, "timeseries", panel_id, y, M4_NOTE)
-    panel["fieldConfig"] = {
-        "defaults": {
-            "displayName": "${__field.labels.run}",
-            "custom": {"drawStyle": "line", "lineWidth": 1, "showPoints": "never", "spanNulls": True,
-                       "fillOpacity": 0},
-        },
-        "overrides": [],
-    }
-    panel["options"] = TIMESERIES_OPTIONS
-    return panel
+def plugin_panel(title: str, ref: dict[str, str], query: Query, options: dict[str, Any], h: int) -> dash.Panel:
+    return (dash.Panel().type(PANEL_PLUGIN_ID).title(title).datasource(datasource(ref)).grid_pos(grid(h))
+            .with_target(query).options(options).field_config(model.FieldConfigSource(defaults=model.FieldConfig(),
+                                                                                       overrides=[])))
 
 
-def curvestream_panel(flavour: str, panel_id: int, y: int) -> dict[str, Any]:
+def curvestream_panel(flavour: str) -> dash.Panel:
     note = M4_NOTE + " Smoothing keeps a min/max band, so spikes stay visible while smoothed."
-    panel = per_metric_panel(flavour, PANEL_PLUGIN_ID, panel_id, y, note)
-    panel["options"] = curvestream_options()
-    panel["fieldConfig"] = {"defaults": {}, "overrides": []}
-    return panel
+    return (plugin_panel("${metric}", FLAVOURS[flavour]["datasource"], target(flavour, "curves_m4"),
+                         curvestream_options(), 9)
+            .description(note).repeat("metric").repeat_direction("h").grid_pos(grid(9, 12)))
 
 
-def nonfinite_panel(flavour: str, panel_id: int, y: int) -> dict[str, Any]:
-    return {
-        "type": "timeseries",
-        "id": panel_id,
-        "title": "NaN and ±Inf values per window",
-        "description": "Points logged as NaN, +Inf or -Inf are stored without a value (field nonfinite = 1, 2, 3); "
-                       "the curves above skip them, this panel counts them.",
-        "datasource": FLAVOURS[flavour]["datasource"],
-        "gridPos": {"h": 6, "w": 24, "x": 0, "y": y},
-        "targets": [target(flavour, "nonfinite_count")],
-        "fieldConfig": {
-            "defaults": {
-                "displayName": "${__field.labels.run} ${__field.labels.metric}",
-                "decimals": 0,
-                "custom": {"drawStyle": "bars", "fillOpacity": 80, "lineWidth": 1, "showPoints": "never"},
-            },
-            "overrides": [],
-        },
-        "options": TIMESERIES_OPTIONS,
-    }
+def nonfinite_panel(flavour: str) -> timeseries.Panel:
+    panel = (timeseries.Panel().title("NaN and ±Inf values per window")
+             .description("Points logged as NaN, +Inf or -Inf are stored without a value (field nonfinite = 1, 2, 3); "
+                          "the curves above skip them, this panel counts them.")
+             .datasource(datasource(FLAVOURS[flavour]["datasource"])).grid_pos(grid(6))
+             .with_target(target(flavour, "nonfinite_count"))
+             .display_name("${__field.labels.run} ${__field.labels.metric}").decimals(0)
+             .draw_style(common.GraphDrawStyle.BARS).fill_opacity(80).line_width(1)
+             .show_points(common.VisibilityMode.NEVER))
+    return legend_and_tooltip(panel)
 
 
-def live_panel(panel_id: int, y: int) -> dict[str, Any]:
-    return {
-        "type": PANEL_PLUGIN_ID,
-        "id": panel_id,
-        "title": "Live points (Grafana Live push from the bridge)",
-        "description": "Set CURVESTREAM_GRAFANA_LIVE_URL and CURVESTREAM_GRAFANA_LIVE_TOKEN on the bridge "
-                       "(see compose/README.md); every run's new points then arrive here as they are stored.",
-        "datasource": GRAFANA_DATASOURCE,
-        "gridPos": {"h": 9, "w": 24, "x": 0, "y": y},
-        "targets": [{"refId": "A", "datasource": GRAFANA_DATASOURCE, "queryType": "measurements",
-                     "channel": LIVE_CHANNEL, "buffer": 60000}],
-        "options": curvestream_options(seriesName="${run} ${metric}", smoothing=0, zoomSetsTimeRange=False),
-        "fieldConfig": {"defaults": {}, "overrides": []},
-    }
+def live_panel() -> dash.Panel:
+    query = Query(refId="A", datasource=GRAFANA_DATASOURCE, queryType="measurements", channel=LIVE_CHANNEL,
+                  buffer=60000)
+    return plugin_panel("Live points (Grafana Live push from the bridge)", GRAFANA_DATASOURCE, query,
+                        curvestream_options(seriesName="${run} ${metric}", smoothing=0, zoomSetsTimeRange=False),
+                        9).description(
+        "Set CURVESTREAM_GRAFANA_LIVE_URL and CURVESTREAM_GRAFANA_LIVE_TOKEN on the bridge "
+        "(see compose/README.md); every run's new points then arrive here as they are stored.")
 
 
-def dashboard(flavour: str) -> dict[str, Any]:
+def dashboard(flavour: str, extra_panels: Sequence[tuple[str, cogbuilder.Builder[Any]]] = (),
+              annotations: Sequence[dash.AnnotationQuery] = ()) -> dash.Dashboard:
+    """The dashboard of one flavour; ``extra_panels``: (row title, panel) pairs appended after the others."""
     spec = FLAVOURS[flavour]
-    layout = [
-        lambda i, y: row("Curves: Grafana time series", y, i),
-        lambda i, y: timeseries_panel(flavour, i, y),
-        lambda i, y: row("Curves: curvestream panel", y, i),
-        lambda i, y: curvestream_panel(flavour, i, y),
-        lambda i, y: row("Non-finite values", y, i),
-        lambda i, y: nonfinite_panel(flavour, i, y),
-        lambda i, y: row("Live", y, i),
-        live_panel,
+    layout: list[tuple[str, cogbuilder.Builder[Any]]] = [
+        ("Curves: Grafana time series", timeseries_panel(flavour)),
+        ("Curves: curvestream panel", curvestream_panel(flavour)),
+        ("Non-finite values", nonfinite_panel(flavour)),
+        ("Live", live_panel()),
+        *extra_panels,
     ]
-    panels: list[dict[str, Any]] = []
-    y = 0
-    for build in layout:
-        panel = build(len(panels) + 1, y)
-        panels.append(panel)
-        y += panel["gridPos"]["h"]
-    return {
-        "uid": spec["uid"],
-        "title": spec["title"],
-        "description": "Training curves written by the curvestream bridge (measurement cs_scalar). " + M4_NOTE,
-        "tags": ["curvestream", flavour],
-        "editable": True,
-        "graphTooltip": 1,
-        "timezone": "browser",
-        "time": {"from": "now-24h", "to": "now"},
-        "refresh": "30s",
-        "schemaVersion": SCHEMA_VERSION,
-        "version": 1,
-        "links": [],
-        "annotations": {"list": [alert_annotation(flavour)]},
-        "templating": {"list": [
-            variable(flavour, "project", "Project", "project_values", multi=False),
-            variable(flavour, "run", "Run", "run_values", multi=True),
-            variable(flavour, "metric", "Metric", "metric_values", multi=True),
-        ]},
-        "panels": panels,
-    }
+    board = (dash.Dashboard(spec["title"]).uid(spec["uid"])
+             .description("Training curves written by the curvestream bridge (rollups of measurement cs_scalar). "
+                          + M4_NOTE)
+             .tags(["curvestream", flavour]).editable().tooltip(model.DashboardCursorSync.CROSSHAIR)
+             .timezone("browser").time("now-24h", "now").refresh("30s").version(1).links([]))
+    for var in (variable(flavour, "project", "Project", "project_values", multi=False),
+                variable(flavour, "run", "Run", "run_values", multi=True),
+                variable(flavour, "metric", "Metric", "metric_values", multi=True)):
+        board.with_variable(var)
+    for annotation in annotations:
+        board.annotation(annotation)
+    for title, panel in layout:
+        board.with_row(dash.Row(title))
+        board.with_panel(panel)
+    return board
+
+
+def as_json(built: Any) -> Any:
+    """A built SDK object as the plain JSON data Grafana takes."""
+    return json.loads(json.dumps(built, cls=JSONEncoder))
+
+
+def dashboard_json(flavour: str) -> dict[str, Any]:
+    doc = as_json(dashboard(flavour).build())
+    doc["schemaVersion"] = SCHEMA_VERSION
+    for i, panel in enumerate(doc["panels"], start=1):  # stable ids in layout order
+        panel["id"] = i
+    doc.setdefault("annotations", {}).setdefault("list", []).append(alert_annotation(flavour))
+    return doc
 
 
 def alert_annotation(flavour: str) -> dict[str, Any]:
-    """The bridge's alerts (measurement cs_alert) as annotations on every time panel."""
+    """The bridge's alerts (measurement cs_alert) as annotations on every time panel.
+
+    Built with the SDK's ``AnnotationQuery``; its query is the data source's own
+    query in ``target`` (the form Grafana's InfluxDB source migrates legacy
+    annotations into, ``prepareAnnotation``). The SDK types ``target`` as the
+    built-in Grafana source's (limit, matchAny, tags, type; its schema says
+    "this should just be a normal query target"), so the target is set on the
+    built JSON and checked as a data query (``grafana_sync.sdk_round_trip``).
+    """
     query = load_query("alert_annotations", flavour)
-    return {
-        "name": "curvestream alerts",
-        "datasource": FLAVOURS[flavour]["datasource"],
-        "enable": True,
-        "hide": False,
-        "iconColor": "red",
-        "query": query,
-        "target": {"refId": "Anno", "query": query, "rawQuery": True, "resultFormat": "table"},
-        "textColumn": "message" if flavour == "influxql" else "_value",
-        "tagsColumn": "kind,state,metric",
-    }
+    doc = as_json(dash.AnnotationQuery().name("curvestream alerts")
+                  .datasource(datasource(FLAVOURS[flavour]["datasource"])).enable(True).hide(False)
+                  .icon_color("red").build())
+    doc["target"] = {"refId": "Anno", "query": query, "rawQuery": True, "resultFormat": "table",
+                     "queryType": "tags", "fromAnnotations": True,
+                     "textColumn": "message" if flavour == "influxql" else "_value",
+                     "tagsColumn": "kind,state,metric"}
+    return doc
 
 
 def render(flavour: str) -> str:
-    return json.dumps(dashboard(flavour), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(dashboard_json(flavour), indent=2, ensure_ascii=False) + "\n"
 
 
 def outputs() -> dict[pathlib.Path, str]:

@@ -201,7 +201,9 @@ def go_duration(ms: int) -> str:
 
 
 def influxql_macros(query: str, from_ms: int, to_ms: int, interval_ms: int) -> str:
-    """The InfluxQL backend's macros, in its order."""
+    """The InfluxQL backend's macros, in its order (after the browser's global
+    ``${__from}`` and ``${__to}``: the range in ms since the epoch)."""
+    query = query.replace("${__from}", str(from_ms)).replace("${__to}", str(to_ms))
     text = format_interval(interval_ms)
     query = query.replace("$timeFilter", f"time >= {from_ms}ms and time <= {to_ms}ms")
     query = query.replace("$interval", text)

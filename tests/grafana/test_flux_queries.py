@@ -4,12 +4,15 @@ proof that the checker is not a rubber stamp."""
 
 from __future__ import annotations
 
+import re
+import textwrap
 from typing import Any
 
 import pytest
 
 from grafana_kit import (
     ALL,
+    REPO,
     FluxChecker,
     flux_macros,
     interpolate_variables,
@@ -70,7 +73,7 @@ def test_the_checker_rejects_broken_flux_so_the_checks_above_mean_something(chec
     tag_values = flux_queries()["run_values"]
     good = with_flux_preamble(_substituted(m4, SELECTIONS["single values"]))
     broken = {
-        "unknown function": good.replace("|> unique(", "|> uniq("),
+        "unknown function": good.replace("|> first()", "|> frist()"),
         "unknown argument": good.replace("window(every:", "window(evry:"),
         "argument of the wrong type": good.replace("every: v.windowPeriod", 'every: "1m"'),
         "syntax error": good.replace("|> sort(columns: [\"_time\"])", "|> sort(columns: [\"_time\"]"),
@@ -85,3 +88,29 @@ def test_the_checker_rejects_broken_flux_so_the_checks_above_mean_something(chec
     for name in broken:
         assert not results[name]["valid"], f"the checker accepted: {name}"
         assert results[name]["diagnostics"], f"no reason given for: {name}"
+
+
+def test_the_panels_readme_examples_are_valid_flux_that_read_the_rollups_and_keep_spikes(checker: FluxChecker) -> None:
+    readme = (REPO / "panels" / "echarts-plugin" / "src" / "grafana" / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```flux\n(.*?)```", readme, flags=re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        assert "cs_rollup_time" in block and "grafana_interval_ms" in block
+        assert "aggregateWindow" not in block  # one value per window (last, mean) drops spikes
+    scripts = {f"example {i}": with_flux_preamble(textwrap.dedent(b)) for i, b in enumerate(blocks)}
+    assert _failures(checker.check(scripts)) == {}
+
+
+def test_the_flux_and_influxql_curves_read_the_same_level_measurement_and_fields() -> None:
+    """The two flavours are one query: the same rollup measurement, the level from the
+    same tag and interval, and the same selector on the same field for each of the four."""
+    flux, influxql = query_library()["curves_m4"]["flux"], query_library()["curves_m4"]["influxql"]
+    flux_pairs = set(re.findall(r'r\._field == "(\w+)"\) \|> (first|last|min|max)\(\)', flux))
+    influxql_pairs = {(field, selector) for selector, field in re.findall(r'(first|last|min|max)\("(\w+)"\)', influxql)}
+    assert flux_pairs == influxql_pairs == {("first", "first"), ("min", "min"), ("max", "max"), ("last", "last")}
+    assert re.findall(r'r\._measurement == "(\w+)"', flux) == ["cs_rollup_time"]
+    assert set(re.findall(r'FROM "(\w+)"', influxql)) == {"cs_rollup_time"}
+    assert 'strings.containsStr(v: r.grafana_interval_ms, substr: level)' in flux
+    assert 'level = ":" + string(v: int(v: v.windowPeriod) / 1000000) + ":"' in flux  # the interval in ms
+    assert influxql.count('"grafana_interval_ms" =~ /:$__interval_ms:/') == 4
+    assert "window(every: v.windowPeriod)" in flux and influxql.count("GROUP BY time($__interval)") == 4

@@ -2,8 +2,9 @@
 against points written by the bridge's own InfluxStore, after Grafana's
 substitutions (variables from the variable queries' own answers, then the
 backend's $timeFilter and $__interval): the variable queries list what was
-written, and the M4 curves keep every window's first, last, minimum and maximum,
-so a +1000 spike and a -1000 dip survive a 50-fold reduction."""
+written, and the M4 curves read one rollup level and keep every window's first,
+last, minimum and maximum of it, so a +1000 spike and a -1000 dip survive a
+50-fold reduction."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import numpy as np
 import pytest
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
+from curvestream_bridge.store.influx.ladder import answered_intervals, time_plan
+from curvestream_bridge.store.influx.rollup import BOTTOM_TARGET_POINTS
 from curvestream_bridge.store.influx.store import InfluxStore
 from curvestream_bridge.store.influx.lineproto import decode_tag
 from grafana_kit import ALL, influxql_macros, interpolate_variables, panel_interval_ms, query_library
@@ -109,7 +112,30 @@ def test_variable_queries_list_the_projects_runs_and_metrics_that_were_written(i
     assert [decode_tag(m) for m in tag_values(influx, "metric_values", {"project": "sweep.v2", "run": ALL})] == ["acc"]
 
 
-def test_m4_curves_keep_the_spike_and_the_dip_and_every_windows_first_last_min_and_max(influx) -> None:
+def rollup_reference(t_ms: np.ndarray, y: np.ndarray, level_ms: int, interval_ms: int) -> dict[int, set[float]]:
+    """What the curves query must draw in each window, from the raw points: the
+    rows of one level (a bucket's first and last when finite, its minimum and
+    maximum among non-NaN values when finite), each in the window where its
+    bucket starts, and per window the first, last, minimum and maximum of them."""
+    by_window: dict[int, list[tuple[int, float | None, float | None, float | None, float | None]]] = {}
+    buckets = t_ms // level_ms * level_ms
+    for start in np.unique(buckets):
+        ys = y[buckets == start]
+        extremes = ys[~np.isnan(ys)]
+        lo, hi = (float(extremes.min()), float(extremes.max())) if len(extremes) else (math.inf, math.inf)
+        row = (int(start), *(v if math.isfinite(v) else None for v in (float(ys[0]), float(ys[-1]), lo, hi)))
+        by_window.setdefault(int(start) // interval_ms * interval_ms, []).append(row)
+    out = {}
+    for window, rows in by_window.items():
+        firsts = [r[1] for r in rows if r[1] is not None]
+        lasts = [r[2] for r in rows if r[2] is not None]
+        mins = [r[3] for r in rows if r[3] is not None]
+        maxs = [r[4] for r in rows if r[4] is not None]
+        out[window] = {*firsts[:1], *lasts[-1:], *([min(mins)] if mins else []), *([max(maxs)] if maxs else [])}
+    return out
+
+
+def test_m4_curves_draw_each_windows_first_last_min_and_max_from_one_rollup_level(influx) -> None:
     got = curves(influx, {"project": "mnist", "run": [RUN_A], "metric": [LOSS]})
     assert list(got) == [("mnist", RUN_A, LOSS)]
     rows = got[("mnist", RUN_A, LOSS)]
@@ -119,14 +145,15 @@ def test_m4_curves_keep_the_spike_and_the_dip_and_every_windows_first_last_min_a
     interval_ms = panel_interval_ms(influx["from_ms"], influx["to_ms"], PANEL_WIDTH_PX)
     y = values_of("mnist", RUN_A, LOSS)
     t = BASE_MS + np.arange(POINTS) * STEP_MS
-    finite = np.isfinite(y)
-    windows = (t // interval_ms) * interval_ms
-    assert len(rows) <= 4 * len(np.unique(windows)) and len(rows) * 10 < POINTS  # a real reduction
-    for start in np.unique(windows):
-        raw = y[(windows == start) & finite]
-        answer = rows[rows[:, 0] == start, 1]
-        expected = {raw[0], raw[-1], raw.min(), raw.max()}
-        assert expected == set(answer.tolist()), f"window at {start} ms"
+    plan = time_plan(t * 1_000_000, BOTTOM_TARGET_POINTS)
+    ladder_ms = tuple(size // 1_000_000 for size in plan.ladder)
+    (level_ms,) = [ladder_ms[k] for k in plan.levels if interval_ms in answered_intervals(ladder_ms, k)]
+    assert level_ms < interval_ms  # a coarser level than the raw points, finer than the window
+    expected = rollup_reference(t, y, level_ms, interval_ms)
+    assert len(rows) <= 4 * len(expected) and len(rows) * 10 < POINTS  # a real reduction
+    assert sorted(set(rows[:, 0].tolist())) == sorted(expected)
+    for start, values in expected.items():
+        assert set(rows[rows[:, 0] == start, 1].tolist()) == values, f"window at {start} ms"
 
 
 def test_a_selection_of_runs_gets_those_runs_and_all_gets_every_run_of_the_project(influx) -> None:

@@ -184,6 +184,11 @@ def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["grafana", "sync"]:  # curvestream-bridge grafana sync ... (needs the [grafana] extra)
+        from curvestream_bridge.grafana_sync import main as grafana_sync
+
+        raise SystemExit(grafana_sync(argv[2:]))
     parser = argparse.ArgumentParser(prog="curvestream bridge", description="Run the curvestream bridge.")
     parser.add_argument("--config", help="a file of CURVESTREAM_*=value lines (see bridge.example.env)")
     parser.add_argument("command", nargs="?", choices=[REPLAY],

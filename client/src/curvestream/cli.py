@@ -9,6 +9,7 @@
     curvestream mqtt add-user PROJECT [--user U] [--passwd-file F --acl-file F]   a trainer account for Mosquitto
     curvestream bridge replay-dead-letters [--offline]               store the bridge's parked batches again
     curvestream alerts test --rules FILE PROJECT RUN                 what rules would raise on a stored run
+    curvestream grafana sync --url URL --token TOKEN [--dry-run]     dashboards etc. into an existing Grafana
 """
 
 from __future__ import annotations
@@ -190,10 +191,19 @@ def cmd_alerts(args: argparse.Namespace) -> int:
     return replay_main(args.rest)
 
 
+def grafana_sync(options: list[str]) -> int:
+    _need_bridge()
+    from curvestream_bridge.grafana_sync import main as sync_main
+
+    return sync_main(options)
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:2] == ["alerts", "test"]:  # its own parser: `curvestream alerts test --help` shows every option
         raise SystemExit(cmd_alerts(argparse.Namespace(rest=argv[2:])))
+    if argv[:2] == ["grafana", "sync"]:  # its options are the bridge's (argparse cannot pass them through)
+        sys.exit(grafana_sync(argv[2:]))
     parser = argparse.ArgumentParser(prog="curvestream", description="Stream ML training curves.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -253,6 +263,9 @@ def main(argv: list[str] | None = None) -> None:
     alerts.add_argument("action", choices=["test"])
     alerts.add_argument("rest", nargs=argparse.REMAINDER)
     alerts.set_defaults(func=cmd_alerts)
+    grafana = sub.add_parser("grafana", help="connect to an existing Grafana (needs curvestream-bridge[grafana])")
+    grafana_sub = grafana.add_subparsers(dest="grafana_command", required=True)
+    grafana_sub.add_parser("sync", help="data sources, dashboards, contact point, Live token (see --help)")
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("CURVESTREAM_LOG_LEVEL", "WARNING"),

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from curvestream_bridge.store.base import SeriesQuery
+from curvestream_bridge.store.influx.ladder import time_plan
+from curvestream_bridge.store.influx.rollup import BOTTOM_TARGET_POINTS
 from curvestream_bridge.store.influx.lineproto import decode_tag
 
 from test_store_support import Points, T0, assert_same, batches, opener, reference, write_all
@@ -54,11 +56,13 @@ def test_hostile_names_round_trip_exactly_and_make_no_extra_series(engine, tmp_p
         if engine == "duckdb":
             assert added == len(HOSTILE)  # one series row per key
         else:
-            # per name: cs_scalar, cs_run, cs_m4_meta, 8 levels × 2 axes of rollups; per producer: cs_batch
-            assert added == len(HOSTILE) * (1 + 1 + 1 + 16) + len(HOSTILE)
+            # per name: cs_scalar, cs_run, cs_rollup_plan, 8 step levels and the time levels (Grafana's
+            # intervals from the series' bottom level up to a day); per producer: cs_batch
+            time_levels = len(time_plan(points.walls, BOTTOM_TARGET_POINTS).ladder)
+            assert added == len(HOSTILE) * (1 + 1 + 1 + 8 + time_levels) + len(HOSTILE)
             assert sorted(influx_tag_values(store, "cs_scalar", "metric")) == sorted(HOSTILE + ["plain"])
             assert sorted(influx_tag_values(store, "cs_scalar", "project")) == sorted(HOSTILE + ["plain"])
-            assert sorted(influx_tag_values(store, "cs_m4_step", "run")) == sorted(HOSTILE + ["plain"])
+            assert sorted(influx_tag_values(store, "cs_rollup_step", "run")) == sorted(HOSTILE + ["plain"])
         runs = {(r.project, r.run) for r in store.runs()}
         for i, name in enumerate(HOSTILE):
             key, project, run = name, HOSTILE[i - 1], HOSTILE[(i + 1) % len(HOSTILE)]

@@ -197,7 +197,7 @@ def test_a_bridge_names_its_influxdb_rollup_rows_by_its_mqtt_client_id(influxd):
             bridge.store.write(batches(points, [500], producer=client_id.encode()))
         finally:
             bridge.store.close()
-    q = urllib.parse.urlencode({"db": "writer_ids", "q": 'SHOW TAG VALUES FROM "cs_m4_step" WITH KEY = "w"'})
+    q = urllib.parse.urlencode({"db": "writer_ids", "q": 'SHOW TAG VALUES FROM "cs_rollup_step" WITH KEY = "w"'})
     with urllib.request.urlopen(f"{influxd.url}/query?{q}") as resp:
         series = json.load(resp)["results"][0]["series"]
     assert sorted(v for _, v in series[0]["values"]) == ["curvestream-bridge-a", "curvestream-bridge-b"]
@@ -238,5 +238,44 @@ def test_influxdb_buckets_with_too_many_points_to_pack_are_read_from_the_raw_poi
     try:
         write_all(store, batches(points, np.arange(250, len(points), 250)))
         assert_answers(store, points, queries(points, rng))
+    finally:
+        store.close()
+
+
+KILLED_WRITER = """
+import os, signal, sys
+import numpy as np
+sys.path.insert(0, {tests!r})
+from test_store_support import batches, curve
+from curvestream_bridge.store import open_store
+points = curve(np.random.default_rng(13), 12_000, regress=True)
+store = open_store({url!r})
+for item in batches(points, np.arange(1_000, len(points), 1_000))[:7]:
+    store.write([item])
+os.kill(os.getpid(), signal.SIGKILL)  # mid-bucket: every level's last bucket is still open
+"""
+
+
+def test_influxdb_rollups_stay_exact_after_the_bridge_is_killed_mid_bucket(tmp_path, influxd):
+    """A bridge killed with SIGKILL keeps its open buckets only in memory; the next
+    one (same writer id) rebuilds them from what is stored and merges the rest of the
+    series, including a batch delivered again, into them exactly."""
+    import pathlib
+    import subprocess
+    import sys
+
+    url = influxd.store_url("killed") + "?writer=bridge-a"
+    script = KILLED_WRITER.format(tests=str(pathlib.Path(__file__).parent), url=url)
+    proc = subprocess.run([sys.executable, "-c", script], timeout=600)
+    assert proc.returncode == -9
+    rng = np.random.default_rng(13)
+    points = curve(rng, 12_000, regress=True)
+    items = batches(points, np.arange(1_000, len(points), 1_000))
+    from curvestream_bridge.store import open_store
+
+    store = open_store(url)
+    try:
+        write_all(store, items[6:], per_write=1)  # batch 7 again: the broker re-delivers what was not acknowledged
+        assert_answers(store, points, queries(points, np.random.default_rng(14), 12))
     finally:
         store.close()

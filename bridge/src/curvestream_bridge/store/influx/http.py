@@ -136,21 +136,15 @@ class InfluxHTTP:
         """POST lines in gzip'd chunks of ~5,000, two requests in flight (compression and
         InfluxDB's parsing overlap), each retried with jittered backoff (honouring
         Retry-After) until the write deadline. Points are idempotent, so order does not matter."""
+        writing = self.writing()
+        writing.add(lines)
+        writing.wait()
+
+    def writing(self) -> "Writing":
+        """A write whose chunks are sent while the caller makes more lines:
+        ``add(lines)`` as they come, then ``wait()`` (which raises what a chunk raised)."""
         self._ensure_connected()
-        deadline = time.monotonic() + self._write_deadline_s
-        chunks = [lines[i : i + LINES_PER_REQUEST] for i in range(0, len(lines), LINES_PER_REQUEST)]
-        if len(chunks) <= 1:
-            for chunk in chunks:
-                self._write_chunk(chunk, deadline)
-            return
-        futures = [self._writers.submit(self._write_chunk, chunk, deadline) for chunk in chunks]
-        errors = [f.exception() for f in futures]
-        for exc in errors:
-            if isinstance(exc, StoreUnavailable):
-                raise exc
-        for exc in errors:
-            if exc is not None:
-                raise exc
+        return Writing(self, time.monotonic() + self._write_deadline_s)
 
     def _write_chunk(self, chunk: list[str], deadline: float) -> None:
         params = {"db": self.database, "precision": "ns", **self._auth_params}
@@ -203,6 +197,47 @@ def _results(resp: httpx.Response, text: str, statement_of: Any) -> list[dict[st
 
 def _ident(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class Writing:
+    """One write in progress (see :meth:`InfluxHTTP.writing`)."""
+
+    def __init__(self, db: InfluxHTTP, deadline: float) -> None:
+        self._db, self._deadline = db, deadline
+        self._pending: list[str] = []
+        self._futures: list[concurrent.futures.Future[None]] = []
+
+    def add(self, lines: list[str]) -> None:
+        self._pending.extend(lines)
+        while len(self._pending) >= LINES_PER_REQUEST:
+            self._send(self._pending[:LINES_PER_REQUEST])
+            del self._pending[:LINES_PER_REQUEST]
+
+    def _send(self, chunk: list[str]) -> None:
+        self._futures.append(self._db._writers.submit(self._db._write_chunk, chunk, self._deadline))
+
+    def abandon(self) -> None:
+        """Waits for the chunks in flight, whatever they answer (the caller raises its own error)."""
+        concurrent.futures.wait(self._futures)
+        self._pending = []
+
+    def wait(self) -> None:
+        """Sends what is left and waits for every chunk; raises StoreUnavailable
+        first (the write may succeed later), else the first other error."""
+        if self._pending:
+            if not self._futures:  # one small write: no thread hop
+                chunk, self._pending = self._pending, []
+                self._db._write_chunk(chunk, self._deadline)
+                return
+            self._send(self._pending)
+            self._pending = []
+        errors = [f.exception() for f in self._futures]
+        for exc in errors:
+            if isinstance(exc, StoreUnavailable):
+                raise exc
+        for exc in errors:
+            if exc is not None:
+                raise exc
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -3,12 +3,16 @@ where each extreme is).
 
 Measurements (tag values percent-encoded, see :mod:`.lineproto`)::
 
-    cs_m4_step,metric,project,run,k=<level>,w=<writer>   m="<base64 aggregate>"   <bucket start, in steps>
-    cs_m4_time,metric,project,run,k=<level>,w=<writer>   m="<base64 aggregate>"   <bucket start, in ns>
-                                    level 0 also: p="<base64 points of the bucket>" (empty: over PACK_POINTS)
-    cs_m4_meta,metric,project,run,w=<writer>              bs=<base step>i,bt=<base time>i   <server time>
+    cs_rollup_step,metric,project,run,k=<level>,w=<writer>    m="<packed aggregate>"   <bucket start, in steps>
+    cs_rollup_time,metric,project,run,k=<level>,w=<writer>,grafana_interval_ms=<:20:50:>
+                                                              <aggregate fields>   <bucket start, in ns>
+                    level 0 also: p="<base64 points of the bucket>" (empty: over PACK_POINTS)
+    (cs_rollup_step rows have no p: see PACKED_AXES)
+    cs_rollup_plan,metric,project,run,w=<writer>              bs=<log2 bottom steps>i,bt_ms=<bottom ms>i  <server time>
 
-(the text of ``m`` and ``p``: :mod:`.rows`).
+(the fields: :mod:`.rows`; the time levels and ``grafana_interval_ms``: :mod:`.ladder`).
+Step buckets are ``2**bs * 8**k`` steps; time buckets the Grafana intervals
+from ``bt_ms`` up to a day.
 
 One row per bucket, level and writer. InfluxDB keeps one point per series and
 timestamp, so a writer merges a bucket's new points into the row it wrote
@@ -19,10 +23,10 @@ merge them. A bridge's writer id is its MQTT client id (unique among the
 bridges of a broker, stable across its restarts), or ``?writer=<id>`` on the
 store URL.
 
-The bucket sizes of a series (its ``cs_m4_meta``) are chosen once, from its
+The bucket sizes of a series (its ``cs_rollup_plan``) are chosen once, from its
 first points. Two bridges may see a new series at the same moment (a shared
 subscription splits its first batches), so a writer that creates the plan
-writes its ``cs_m4_meta`` row first, without a timestamp (InfluxDB stamps it on
+writes its ``cs_rollup_plan`` row first, without a timestamp (InfluxDB stamps it on
 arrival, and each writer's row is its own series), then reads the rows back:
 the earliest row is the plan of the series, for every writer and every query,
 whoever lost the race adopts it before writing a rollup row.
@@ -45,10 +49,11 @@ import numpy as np
 from curvestream_bridge.store.base import StoreUnavailable
 from curvestream_bridge.store.influx.rows import (
     POINT,
+    SELECT_FIELDS,
     SeriesKey,
     Statements,
     bucket_runs,
-    pack,
+    field_texts,
     pack_points,
     packs_of,
     rows_of,
@@ -56,16 +61,25 @@ from curvestream_bridge.store.influx.rows import (
     series_where,
     tag_literal,
 )
+from curvestream_bridge.store.influx.ladder import interval_tag, plan_of_bottom, time_plan
 from curvestream_bridge.store.m4.levels import MIN_POINTS, LevelPlan, batch_partials, choose_base
 from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag
 from curvestream_bridge.store.m4.agg import M4Agg, merge
 
-__all__ = ["OpenBuckets", "BOTTOM_TARGET_POINTS", "RollupWriter"]
+__all__ = ["OpenBuckets", "BOTTOM_TARGET_POINTS", "RollupWriter", "MEASUREMENT", "PLAN_MEASUREMENT", "PACKED_AXES"]
 
 log = logging.getLogger("curvestream.bridge.influx")
 
 BOTTOM_TARGET_POINTS = 16
 """Raw points are expensive to read back from InfluxDB (JSON), so its bottom buckets are small."""
+
+MEASUREMENT = {"step": "cs_rollup_step", "time": "cs_rollup_time"}
+PACKED_AXES = ("time",)
+"""The rollups whose bottom rows carry their points (``p``). Each point is in
+``cs_scalar`` already; a second packed copy per axis was most of what rollups
+cost on ingest. The step rollups' queries read the points of the buckets a
+column edge cuts from cs_scalar, within the wall-time extent of the bucket."""
+PLAN_MEASUREMENT = "cs_rollup_plan"
 
 
 @dataclasses.dataclass
@@ -84,7 +98,7 @@ def _bucket_points(plan: LevelPlan, steps: np.ndarray, walls: np.ndarray, values
     """The points of a batch by bottom bucket."""
     pts = np.empty(len(steps), dtype=POINT)
     pts["step"], pts["wall"], pts["value"] = steps, walls, values
-    b = np.right_shift(steps if plan.axis == "step" else walls, plan.base)
+    b = plan.bottom_bucket(steps if plan.axis == "step" else walls)
     order = np.argsort(b, kind="stable")
     b, pts = b[order], pts[order]
     starts = np.flatnonzero(np.concatenate(([True], b[1:] != b[:-1]))) if len(b) else np.zeros(0, np.int64)
@@ -110,10 +124,11 @@ class RollupWriter:
         self.counts: dict[SeriesKey, int] = {}  # points of series that have no rollups yet
         self.open: dict[tuple[SeriesKey, str], OpenBuckets] = {}
         self.unrolled: set[SeriesKey] = set()  # our plan is stored, the points stored before it are not rolled up yet
-        self._staged: tuple[dict, dict, dict, set] = ({}, {}, {}, set())
+        self.made: set[SeriesKey] = set()  # plans we made whose first rollup rows are not known stored yet
+        self._staged: tuple[dict, dict, dict, set, set] = ({}, {}, {}, set(), set())
 
     def plan(self, key: SeriesKey, run: Statements) -> dict[str, LevelPlan] | None:
-        """The levels of a series (read from cs_m4_meta the first time)."""
+        """The levels of a series (read from cs_rollup_plan the first time)."""
         if key not in self.plans:
             self._load_plans([key], run)
         return self.plans.get(key)
@@ -123,22 +138,22 @@ class RollupWriter:
 
     @staticmethod
     def _stored_plans(keys: list[SeriesKey], run: Statements) -> dict[SeriesKey, dict[str, LevelPlan]]:
-        """The plan of each series that has one: its earliest cs_m4_meta row (of any writer)."""
-        results = run([f'SELECT "bs", "bt" FROM "cs_m4_meta" WHERE {series_where(k)} ORDER BY time ASC LIMIT 1'
-                       for k in keys])
+        """The plan of each series that has one: its earliest cs_rollup_plan row (of any writer)."""
+        results = run([f'SELECT "bs", "bt_ms" FROM "{PLAN_MEASUREMENT}" WHERE {series_where(k)} '
+                       f'ORDER BY time ASC LIMIT 1' for k in keys])
         plans = {}
         for key, result in zip(keys, results):
             if result and result[0]["values"]:
-                _, bs, bt = result[0]["values"][0]
-                plans[key] = {"step": LevelPlan("step", int(bs)), "time": LevelPlan("time", int(bt))}
+                _, bs, bt_ms = result[0]["values"][0]
+                plans[key] = {"step": LevelPlan("step", int(bs)), "time": plan_of_bottom(int(bt_ms))}
         return plans
 
     def _claim_plans(self, proposed: dict[SeriesKey, dict[str, LevelPlan]], run: Statements,
                      post: Callable[[list[str]], None]) -> dict[SeriesKey, dict[str, LevelPlan]]:
         """Write our proposals, then read back what each series' plan is (ours, or an
         earlier writer's)."""
-        post([f"cs_m4_meta,{series_tags(k)},w={encode_tag(self.writer)} bs={p['step'].base}i,bt={p['time'].base}i"
-              for k, p in proposed.items()])
+        post([f"{PLAN_MEASUREMENT},{series_tags(k)},w={encode_tag(self.writer)} "
+              f"bs={p['step'].base}i,bt_ms={p['time'].size(0) // 1_000_000}i" for k, p in proposed.items()])
         stored = self._stored_plans(list(proposed), run)
         missing = [k for k in proposed if k not in stored]
         if missing:  # a write is readable when /write answers: only a server losing it gets here
@@ -150,19 +165,25 @@ class RollupWriter:
               post: Callable[[list[str]], None]) -> list[str]:
         work, plans_new, counts_new, rolled_up = self._plan_work(columns, run, raw_points, post)
         out: list[str] = []
-        open_new = self._open_for([(k, a) for k, plans, *_ in work for a in plans if k not in plans_new], run)
-        for key, *_ in work:
-            if key in plans_new:
-                for axis in plans_new[key]:
+        # A series whose plan we made starts from no rows, also when the write that made
+        # it failed: rows it left behind hold its points, which this write rolls up again.
+        fresh = {key for key, *_ in work if key in plans_new or key in self.made}
+        self.made |= set(plans_new)
+        open_new = self._open_for([(k, a) for k, plans, *_ in work for a in plans if k not in fresh], run)
+        for key, plans, *_ in work:
+            if key in fresh:
+                for axis in plans:
                     open_new[(key, axis)] = OpenBuckets({})
         reads: list[tuple[SeriesKey, str, int, np.ndarray]] = []
         pending: list[tuple[SeriesKey, str, int, np.ndarray, M4Agg, list[np.ndarray | None]]] = []
         for key, plans, steps, walls, values in work:
             for axis, plan in plans.items():
                 ob = open_new[(key, axis)]
-                new_points = _bucket_points(plan, steps, walls, values)
+                packed = axis in PACKED_AXES
+                new_points = _bucket_points(plan, steps, walls, values) if packed else {}
                 for k, buckets, agg in list(batch_partials(plan, steps, walls, values)):  # merged into below
-                    pts: list[np.ndarray | None] = [new_points[int(b)] for b in buckets] if k == 0 else []
+                    with_points = k == 0 and packed
+                    pts: list[np.ndarray | None] = [new_points[int(b)] for b in buckets] if with_points else []
                     last = ob.last.get(k)
                     if last is not None:
                         same = buckets == last[0]
@@ -170,7 +191,7 @@ class RollupWriter:
                             i = int(np.flatnonzero(same)[0])
                             both = M4Agg.concat([agg.take(np.array([i])), last[1]])
                             agg.put(np.array([i]), merge(both, np.zeros(2, np.int64), 1, axis))
-                            if k == 0:
+                            if with_points:
                                 pts[i] = _joined(pts[i], last[2])
                         older = buckets < last[0]
                         if older.any():
@@ -178,28 +199,32 @@ class RollupWriter:
                     pending.append((key, axis, k, buckets, agg, pts))
                     top = int(np.argmax(buckets))
                     if last is None or buckets[top] >= last[0]:
-                        ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if k == 0 else None)
+                        ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if with_points else None)
         stored = self._read_rows(reads, plans_of={k: p for k, p, *_ in work}, run=run)
         for key, axis, k, buckets, agg, pts in pending:
             old = stored.get((key, axis, k))
             if old is not None:
                 agg = _merge_into(agg, buckets, old[0], old[1], axis)
-                if k == 0:
+                with_points = k == 0 and axis in PACKED_AXES
+                if with_points:
                     by_bucket = dict(zip(old[0].tolist(), old[2]))
                     pts = [_joined(p, by_bucket[b]) if b in by_bucket else p for b, p in zip(buckets.tolist(), pts)]
                 ob = open_new[(key, axis)]
                 top = int(np.argmax(buckets))
                 if ob.last.get(k) is not None and ob.last[k][0] == buckets[top]:
-                    ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if k == 0 else None)
+                    ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if with_points else None)
             plan = (self.plans.get(key) or plans_new[key])[axis]
-            tags = f"cs_m4_{axis},{series_tags(key)},k={k},w={encode_tag(self.writer)}"
+            tags = f"{MEASUREMENT[axis]},{series_tags(key)},k={k},w={encode_tag(self.writer)}"
+            if axis == "time":
+                tags += f",grafana_interval_ms={interval_tag(plan, k)}"
             size = plan.size(k)
-            if k == 0:
-                out.extend(f'{tags} m="{text}",p="{"" if p is None else pack_points(p)}" {int(b) * size}'
-                           for b, text, p in zip(buckets.tolist(), pack(agg), pts))
+            texts = field_texts(agg, numeric=axis == "time")  # dashboards read only the time rollups
+            if k == 0 and axis in PACKED_AXES:
+                out.extend(f'{tags} {text},p="{"" if p is None else pack_points(p)}" {int(b) * size}'
+                           for b, text, p in zip(buckets.tolist(), texts, pts))
             else:
-                out.extend(f'{tags} m="{text}" {int(b) * size}' for b, text in zip(buckets.tolist(), pack(agg)))
-        self._staged = (plans_new, counts_new, open_new, rolled_up)
+                out.extend(f'{tags} {text} {int(b) * size}' for b, text in zip(buckets.tolist(), texts))
+        self._staged = (plans_new, counts_new, open_new, rolled_up, fresh)
         return out
 
     def _plan_work(self, columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
@@ -222,7 +247,8 @@ class RollupWriter:
         def with_stored(key: SeriesKey, pts: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
             if key not in stored:
                 stored[key] = raw_points(key)
-            return tuple(np.concatenate([o, n]) for o, n in zip(stored[key], pts))
+            new = ~np.isin(pts[1], stored[key][1])  # a failed try of this write may have stored some of them
+            return tuple(np.concatenate([o, n[new]]) for o, n in zip(stored[key], pts))
 
         counts_new: dict[SeriesKey, int] = {}
         proposed: dict[SeriesKey, dict[str, LevelPlan]] = {}
@@ -239,7 +265,7 @@ class RollupWriter:
                 first = np.argsort(walls, kind="stable")[:4096]
                 plans = proposed[key] = {
                     "step": LevelPlan("step", choose_base("step", steps[first], BOTTOM_TARGET_POINTS)),
-                    "time": LevelPlan("time", choose_base("time", walls[first], BOTTOM_TARGET_POINTS))}
+                    "time": time_plan(walls[first], BOTTOM_TARGET_POINTS)}
             planned.append((key, plans, pts))
         claimed = self._claim_plans(proposed, run, post) if proposed else {}
         plans_new: dict[SeriesKey, dict[str, LevelPlan]] = {}
@@ -262,14 +288,15 @@ class RollupWriter:
         return work, plans_new, counts_new, rolled_up
 
     def commit(self) -> None:
-        plans_new, counts_new, open_new, rolled_up = self._staged
+        plans_new, counts_new, open_new, rolled_up, fresh = self._staged
+        self.made -= fresh
         self.unrolled -= rolled_up
         self.plans.update(plans_new)
         for key in plans_new:
             self.counts.pop(key, None)
         self.counts.update(counts_new)
         self.open.update(open_new)
-        self._staged = ({}, {}, {}, set())
+        self._staged = ({}, {}, {}, set(), set())
 
     def _open_for(self, wanted: list[tuple[SeriesKey, str]], run: Statements) -> dict[tuple[SeriesKey, str], OpenBuckets]:
         """Copies of the open buckets of these series (read the first time)."""
@@ -278,8 +305,10 @@ class RollupWriter:
             stmts = []
             for key, axis in missing:
                 where = f'{series_where(key)} AND "w" = {tag_literal(self.writer)}'
-                stmts.append(f'SELECT last("m") FROM "cs_m4_{axis}" WHERE {where} GROUP BY "k"')
-                stmts.append(f'SELECT last("p") FROM "cs_m4_{axis}" WHERE {where} AND "k" = \'0\'')
+                stmts.append(f'SELECT {SELECT_FIELDS} FROM "{MEASUREMENT[axis]}" WHERE {where} GROUP BY "k" '
+                             f'ORDER BY time DESC LIMIT 1')
+                stmts.append(f'SELECT "p" FROM "{MEASUREMENT[axis]}" WHERE {where} AND "k" = \'0\' '
+                             f'ORDER BY time DESC LIMIT 1')
             results = run(stmts)
             for i, (key, axis) in enumerate(missing):
                 ob = OpenBuckets({})
@@ -288,7 +317,7 @@ class RollupWriter:
                     k = int(decode_tag(s["tags"]["k"]))
                     buckets, agg = rows_of([s], plan.size(k))
                     ob.last[k] = (int(buckets[0]), agg, None)
-                if 0 in ob.last:
+                if 0 in ob.last and axis in PACKED_AXES:
                     _, packs = packs_of(results[2 * i + 1], plan.size(0))
                     ob.last[0] = (ob.last[0][0], ob.last[0][1], packs[0] if packs else None)
                 self.open[(key, axis)] = ob
@@ -298,16 +327,18 @@ class RollupWriter:
                    ) -> dict[tuple[SeriesKey, str, int], tuple[np.ndarray, M4Agg, list[np.ndarray | None]]]:
         """This writer's stored rows of these buckets (and at level 0 their points)."""
         stmts: list[str] = []
-        keys: list[tuple[SeriesKey, str, int, int, int, int | None]] = []  # ..., index of "m", index of "p"
+        keys: list[tuple[SeriesKey, str, int, int, int, int | None]] = []  # ..., index of the fields, of "p"
         for key, axis, k, buckets in reads:
             size = plans_of[key][axis].size(k)
             for lo, hi in bucket_runs(np.unique(buckets), gap=0):
                 where = (f'{series_where(key)} AND "k" = \'{k}\' AND "w" = {tag_literal(self.writer)} AND '
                          f'time >= {lo * size} AND time < {(hi + 1) * size}')
-                stmts.append(f'SELECT "m" FROM "cs_m4_{axis}" WHERE {where}')
-                if k == 0:
-                    stmts.append(f'SELECT "p" FROM "cs_m4_{axis}" WHERE {where}')
-                keys.append((key, axis, k, size, len(stmts) - (2 if k == 0 else 1), len(stmts) - 1 if k == 0 else None))
+                stmts.append(f'SELECT {SELECT_FIELDS} FROM "{MEASUREMENT[axis]}" WHERE {where}')
+                with_points = k == 0 and axis in PACKED_AXES
+                if with_points:
+                    stmts.append(f'SELECT "p" FROM "{MEASUREMENT[axis]}" WHERE {where}')
+                keys.append((key, axis, k, size, len(stmts) - (2 if with_points else 1),
+                             len(stmts) - 1 if with_points else None))
         results = run(stmts) if stmts else []
         found: dict[tuple[SeriesKey, str, int], list[tuple[np.ndarray, M4Agg, list[np.ndarray | None]]]] = {}
         for key, axis, k, size, at_m, at_p in keys:

@@ -1,16 +1,37 @@
 """The text of InfluxDB rollup rows (see :mod:`.rollup`), and the InfluxQL
 pieces that name a series.
 
-``m`` packs the aggregate of :mod:`..m4.agg` as one little-endian record
-(``RECORD``, 138 bytes, a multiple of 3 so that the base64 texts of many rows
-decode as one), which keeps the line short and the read a single
-``frombuffer``. ``p`` packs a bottom bucket's points the same way (``POINT``, 24 bytes each).
+A row holds the aggregate of :mod:`..m4.agg` as plain numeric fields, so that
+InfluxQL and Flux read it as they read any measurement::
+
+    count                                   points in the bucket
+    first, last, min, max                   their values, when finite (min/max: the finite extremes)
+    first_nf, last_nf, min_nf, max_nf       0 when the value is finite, else 1 NaN, 2 +Inf, 3 -Inf
+    first_step, first_time, ...             the step and wall time (ns) of each of the four points
+    nan_step, nan_time                      the first NaN, if any
+    time_lo, time_hi                        the wall-time extent of the points
+
+A field that does not apply is absent (a bucket of NaN only has no min).
+``min`` and ``max`` are the extremes among non-NaN values (M4's). A row is
+rewritten as its bucket grows and InfluxDB keeps fields a rewrite leaves out,
+so ``*_nf`` is always written and the value counts only where it is 0: in a
+bucket that holds -Inf (``min_nf`` 3), ``min`` is the finite minimum it had
+before, and a dashboard sees smaller finite values there only at finer levels.
+
+The bridge itself reads one more field, ``m``: the same aggregate packed as one
+little-endian record (``RECORD``, 138 bytes, base64). InfluxDB reads every field
+of a row as a column of its own, so one packed field is read ten times faster
+than the numeric ones. ``p`` (bottom level of the time rollups only) packs a
+bucket's points (``POINT``, 24 bytes each), read by the bridge for the buckets
+a pixel-column edge cuts (on either axis: a step bucket's points are found
+within its wall-time extent).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import math
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -18,13 +39,50 @@ import numpy as np
 from curvestream_bridge.store.influx.lineproto import encode_tag, influxql_string, stored_tag
 from curvestream_bridge.store.m4.agg import FIRST, KINDS, LAST, MAX, MIN, NAN, M4Agg
 
-__all__ = ["RECORD", "POINT", "PACK_POINTS", "pack", "unpack", "pack_points", "unpack_points", "Statements",
-           "SeriesKey", "series_where", "series_tags", "tag_literal", "rows_of", "packs_of", "bucket_runs"]
+__all__ = ["RECORD", "POINT", "PACK_POINTS", "FIELDS", "SELECT_FIELDS", "field_texts", "pack", "unpack",
+           "pack_points", "unpack_points",
+           "Statements", "SeriesKey", "series_where", "series_tags", "tag_literal", "rows_of", "rows_and_packs_of", "packs_of",
+           "bucket_runs"]
 
 PACK_POINTS = 1500
 """At most this many points in a bottom row's ``p`` (a string field holds 64 KB); beyond, ``p`` is
 empty and a query reads that bucket's points from cs_scalar."""
 POINT = np.dtype([("step", "<i8"), ("wall", "<i8"), ("value", "<f8")])
+
+_POINT_KINDS = ((FIRST, "first"), (LAST, "last"), (MIN, "min"), (MAX, "max"))
+FIELDS = ("count",) + tuple(f"{p}{c}" for _, p in _POINT_KINDS for c in ("", "_nf", "_step", "_time")) + (
+    "nan_step", "nan_time", "time_lo", "time_hi")
+SELECT_FIELDS = '"m"'
+"""What the bridge reads of a row: the packed aggregate."""
+_NONFINITE_CODE = {"nan": 1, "inf": 2, "-inf": 3}
+
+
+def field_texts(agg: M4Agg, numeric: bool = True) -> list[str]:
+    """The field set of each aggregate row, as line protocol (``numeric=False``:
+    only ``m``, for rows no dashboard reads)."""
+    if not numeric:
+        return [f'm="{text}"' for text in pack(agg)]
+    cols = [agg.n.tolist(), agg.wlo.tolist(), agg.whi.tolist()]
+    kinds = [(p, agg.has[k].tolist(), agg.step[k].tolist(), agg.wall[k].tolist(), agg.value[k].tolist())
+             for k, p in _POINT_KINDS]
+    nan_has, nan_step, nan_wall = agg.has[NAN].tolist(), agg.step[NAN].tolist(), agg.wall[NAN].tolist()
+    packed = pack(agg)
+    out = []
+    for i, (n, wlo, whi) in enumerate(zip(*cols)):
+        parts = [f"count={n}i"]
+        for p, has, step, wall, value in kinds:
+            if not has[i]:
+                continue
+            v = value[i]
+            parts.append(f"{p}={v!r},{p}_nf=0i" if math.isfinite(v) else f"{p}_nf={_NONFINITE_CODE[repr(v)]}i")
+            parts.append(f"{p}_step={step[i]}i,{p}_time={wall[i]}i")
+        if nan_has[i]:
+            parts.append(f"nan_step={nan_step[i]}i,nan_time={nan_wall[i]}i")
+        parts.append(f"time_lo={wlo}i,time_hi={whi}i")
+        parts.append(f'm="{packed[i]}"')
+        out.append(",".join(parts))
+    return out
+
 
 _KINDS = ((FIRST, "f"), (LAST, "l"), (MIN, "mn"), (MAX, "mx"), (NAN, "nan"))
 RECORD = np.dtype(
@@ -74,6 +132,7 @@ def unpack(texts: Iterable[str]) -> M4Agg:
     return agg
 
 
+
 assert KINDS == 5 and {FIRST, LAST, MIN, MAX, NAN} == set(range(5))
 
 
@@ -102,6 +161,19 @@ def rows_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, M4Agg]
             times.append(t)
             texts.append(json.loads(m) if m.startswith('"') else m)
     return np.floor_divide(np.asarray(times, dtype=np.int64), size), unpack(texts)
+
+
+def rows_and_packs_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, M4Agg, list[np.ndarray | None]]:
+    """Buckets, aggregates and points of ``SELECT "m", "p"`` result series (None: not packed)."""
+    times: list[int] = []
+    texts: list[str] = []
+    packs: list[np.ndarray | None] = []
+    for s in result:
+        for t, m, p in s["values"]:
+            times.append(t)
+            texts.append(json.loads(m) if m.startswith('"') else m)
+            packs.append(unpack_points([p]) if p else None)
+    return np.floor_divide(np.asarray(times, dtype=np.int64), size), unpack(texts), packs
 
 
 def packs_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, list[np.ndarray | None]]:

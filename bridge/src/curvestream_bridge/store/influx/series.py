@@ -2,9 +2,12 @@
 
 InfluxQL cannot OR several time ranges in one statement, so every run of
 needed buckets is a statement of its own; all go in one request: the rollup
-rows of the pieces of every pixel column, and the points (``p``) of the
-straddling bottom buckets. Only a bucket with too many points to pack sends
-a second request, to ``cs_scalar``.
+rows of the pieces of every pixel column, and at the bottom level, in the same
+statements, the rows and points (``p``) of the straddling bottom buckets.
+The step rollups carry no points (see ``PACKED_AXES``): a second request
+reads those of their cut buckets from the time rollups' bottom rows, within
+each bucket's wall-time extent; a bucket with too many points to pack is read
+from ``cs_scalar``.
 """
 
 from __future__ import annotations
@@ -12,7 +15,17 @@ from __future__ import annotations
 import numpy as np
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.influx.rows import SeriesKey, Statements, bucket_runs, packs_of, rows_of, series_where
+from curvestream_bridge.store.influx.rollup import MEASUREMENT, PACKED_AXES
+from curvestream_bridge.store.influx.rows import (
+    SELECT_FIELDS,
+    SeriesKey,
+    Statements,
+    bucket_runs,
+    packs_of,
+    rows_and_packs_of,
+    rows_of,
+    series_where,
+)
 from curvestream_bridge.store.m4.levels import LevelPlan
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
 from curvestream_bridge.store.m4.query import Frame, assemble, empty_result, raw_result, rollup_answer, rollup_axis
@@ -24,61 +37,74 @@ GAP_BUCKETS = 24
 statement costs about as much as a couple dozen rows."""
 
 RAW_GAP_BUCKETS = 8
-"""Straddling bottom buckets closer than this share a statement for their raw points."""
+"""Straddling buckets whose points lie closer than this many time bottom buckets share a statement."""
 
 NONFINITE = {1: np.nan, 2: np.inf, 3: -np.inf}
 
 
-def series_query(run: Statements, key: SeriesKey, q: SeriesQuery, plan: LevelPlan, origin: int) -> SeriesResult:
+def series_query(run: Statements, key: SeriesKey, q: SeriesQuery, plan: LevelPlan, origin: int,
+                 time_bottom: int | None = None) -> SeriesResult:
+    """The answer from the rollups of ``plan``; ``time_bottom``: the bottom bucket
+    size of the series' time rollups, whose packed points serve x = step too."""
     axis = rollup_axis(q.x)
     where = series_where(key)
-    top = rows_of(run([f'SELECT "m" FROM "cs_m4_{axis}" WHERE {where} AND "k" = \'{plan.top}\''])[0],
+    top = rows_of(run([f'SELECT {SELECT_FIELDS} FROM "{MEASUREMENT[axis]}" WHERE {where} AND "k" = \'{plan.top}\''])[0],
                   plan.size(plan.top))
     if len(top[1]) == 0:
         return empty_result(q)
     xs = top[1].step if axis == "step" else top[1].wall
     extent = (int(xs[FIRST].min()), int(xs[LAST].max()))
-    return rollup_answer(q, origin, extent, int(top[1].n.sum()), plan, lambda f: _rolled_up(run, where, f, top),
+    return rollup_answer(q, origin, extent, int(top[1].n.sum()), plan,
+                         lambda f: _rolled_up(run, where, f, top, time_bottom),
                          lambda f, rows, agg: _raw_answer(run, where, f, rows, agg))
 
 
-def _rolled_up(run: Statements, where: str, f: Frame,
-               top: tuple[np.ndarray, M4Agg]) -> tuple[list[tuple[int, np.ndarray, M4Agg]], M4Agg]:
+def _rolled_up(run: Statements, where: str, f: Frame, top: tuple[np.ndarray, M4Agg],
+               time_bottom: int | None) -> tuple[list[tuple[int, np.ndarray, M4Agg]], M4Agg]:
     """The rollup rows a frame needs (and the raw points of its straddling
     buckets), and its per-interval aggregates."""
     assert f.pieces is not None
     plan = f.pieces.plan
-    measurement = f"cs_m4_{f.axis}"
+    measurement = MEASUREMENT[f.axis]
+    packed = f.axis in PACKED_AXES
     stmts: list[str] = []
-    targets: list[tuple[str, int]] = []  # ("m4", level) or ("points", 0)
+    targets: list[int] = []  # the level of each statement
     for k in plan.levels:
         if k == plan.top:
             continue
         keys = f.pieces.keys(k)
+        fields = SELECT_FIELDS
         if k == 0:
+            # the straddling buckets' rows come along (their extent, and at level 0 of a packed
+            # axis their points, read by the same statement as the pieces beside them)
             keys = np.union1d(keys, f.pieces.straddlers)
+            if packed:
+                fields += ', "p"'
         size = plan.size(k)
         for lo, hi in bucket_runs(np.unique(keys), GAP_BUCKETS):
-            stmts.append(f'SELECT "m" FROM "{measurement}" WHERE {where} AND "k" = \'{k}\' AND '
+            stmts.append(f'SELECT {fields} FROM "{measurement}" WHERE {where} AND "k" = \'{k}\' AND '
                          f'time >= {lo * size} AND time < {(hi + 1) * size}')
-            targets.append(("m4", k))
+            targets.append(k)
     s0 = plan.size(0)
-    for lo, hi in bucket_runs(f.pieces.straddlers, RAW_GAP_BUCKETS):
-        stmts.append(f'SELECT "p" FROM "{measurement}" WHERE {where} AND "k" = \'0\' AND '
-                     f'time >= {lo * s0} AND time < {(hi + 1) * s0}')
-        targets.append(("points", 0))
     rows: list[tuple[int, np.ndarray, M4Agg]] = [(plan.top, *top)]
     raws = []
-    unpacked: list[int] = []
-    for (kind, k), result in zip(targets, run(stmts) if stmts else []):
-        if kind == "m4":
-            rows.append((k, *rows_of(result, plan.size(k))))
+    unpacked: list[int] = [] if packed else f.pieces.straddlers.tolist()
+    straddling = set(f.pieces.straddlers.tolist())
+    for k, result in zip(targets, run(stmts) if stmts else []):
+        if k == 0 and packed:
+            buckets, agg, packs = rows_and_packs_of(result, s0)
+            rows.append((k, buckets, agg))
+            for b, pts in zip(buckets.tolist(), packs):
+                if b in straddling:
+                    if pts is None:
+                        unpacked.append(b)
+                    else:
+                        raws.append((pts["step"], pts["wall"], pts["value"]))
         else:
-            buckets, packs = packs_of(result, s0)
-            raws.extend((p["step"], p["wall"], p["value"]) for p in packs if p is not None)
-            unpacked.extend(int(b) for b, p in zip(buckets, packs) if p is None)
+            rows.append((k, *rows_of(result, plan.size(k))))
     if unpacked:
-        raws.extend(_unpacked_points(run, where, f, rows, np.unique(np.array(unpacked, dtype=np.int64))))
+        raws.extend(_unpacked_points(run, where, f, rows, np.unique(np.array(unpacked, dtype=np.int64)),
+                                     time_bottom))
     return rows, assemble(f, rows, _concat_points(raws))
 
 
@@ -96,25 +122,48 @@ def _raw_answer(run: Statements, where: str, f: Frame, rows: list[tuple[int, np.
 
 
 def _unpacked_points(run: Statements, where: str, f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
-                     buckets: np.ndarray) -> list[tuple[np.ndarray, ...]]:
-    """Raw points of straddling bottom buckets with too many points to pack,
-    from cs_scalar: by time (for x = step within the wall-time extent of the
-    bucket's rows, then by step)."""
+                     buckets: np.ndarray, time_bottom: int | None) -> list[tuple[np.ndarray, ...]]:
+    """Points of straddling bottom buckets that carry none: by time from
+    cs_scalar; for x = step within the wall-time extent of the bucket's rows,
+    from the packed points of the time rollups' bottom rows there
+    (``time_bottom``: their bucket size) unless one of them has none, then
+    from cs_scalar."""
     assert f.pieces is not None
     s0 = f.pieces.plan.size(0)
+    if f.axis == "time":
+        stmts = [_raw_stmt(where, q * s0, (q + 1) * s0 - 1) for q in buckets.tolist()]
+        return [points_of(r) for r in run(stmts)] if stmts else []
     bottom = [(b, a) for k, b, a in rows if k == 0]
     stored = np.concatenate([b for b, _ in bottom])
     agg = M4Agg.concat([a for _, a in bottom])
-    stmts = []
+    extents = []
     for q in buckets.tolist():
-        if f.axis == "time":
-            stmts.append(_raw_stmt(where, q * s0, (q + 1) * s0 - 1))
-            continue
         sel = np.flatnonzero(stored == q)
         if len(sel):
-            stmts.append(_raw_stmt(where, int(agg.wlo[sel].min()), int(agg.whi[sel].max()))
-                         + f' AND "step" >= {q * s0} AND "step" < {(q + 1) * s0}')
-    return [points_of(r) for r in run(stmts)] if stmts else []
+            extents.append((q, int(agg.wlo[sel].min()), int(agg.whi[sel].max())))
+    if time_bottom is None:
+        missing = extents
+        out = []
+    else:
+        groups: list[list[tuple[int, int, int]]] = []  # extents close in time share a statement
+        for extent in sorted(extents, key=lambda e: e[1]):
+            if groups and extent[1] <= max(e[2] for e in groups[-1]) + RAW_GAP_BUCKETS * time_bottom:
+                groups[-1].append(extent)
+            else:
+                groups.append([extent])
+        stmts = [f'SELECT "p" FROM "{MEASUREMENT["time"]}" WHERE {where} AND "k" = \'0\' AND '
+                 f'time >= {min(e[1] for e in g) // time_bottom * time_bottom} AND time <= {max(e[2] for e in g)}'
+                 for g in groups]
+        out, missing = [], []
+        for group, result in zip(groups, run(stmts) if stmts else []):
+            packs = packs_of(result, time_bottom)[1]
+            if not packs or any(p is None for p in packs):
+                missing.extend(group)
+            else:
+                out.extend((p["step"], p["wall"], p["value"]) for p in packs)
+    stmts = [_raw_stmt(where, wlo, whi) + f' AND "step" >= {q * s0} AND "step" < {(q + 1) * s0}'
+             for q, wlo, whi in missing]
+    return out + ([points_of(r) for r in run(stmts)] if stmts else [])
 
 
 def _wall_extent(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]], lo: int, hi: int) -> tuple[int, int]:

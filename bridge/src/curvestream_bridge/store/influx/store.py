@@ -14,7 +14,7 @@ Measurements (all tag values percent-encoded, see :mod:`.lineproto`)::
                                                  id,message,step,from_step,to_step,version,firing (1|0),value
                                                  at the alert's time (Grafana annotations and alert rules)
     cs_alert_state,name=<entry>                  body (JSON)   at time 0: the alert engine's state
-    cs_m4_step, cs_m4_time, cs_m4_meta           M4 rollups, see .influx_rollup
+    cs_rollup_step, cs_rollup_time, cs_rollup_plan   M4 rollups, see .rollup
 
 The timestamp of a point is its wall time, so a replayed point lands on itself.
 A batch whose (producer, seq) is in ``cs_batch`` is not written again.
@@ -89,19 +89,32 @@ class InfluxStore(SeriesOneByOne):
 
     # ------------------------------------------------------------------ writing
     def write(self, batches: Sequence[DecodedBatch]) -> None:
+        """Stores the batches not stored yet: their rollup rows first (their reads must
+        not see this write's points), then their points, sent while the next are made;
+        the batches' (producer, seq) markers only once all of that is stored, so a
+        write that fails is never taken for stored."""
         with self._lock:
             batches = self._fresh(batches)
-            lines: list[str] = []
-            columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
-            for b in batches:
-                lines.extend(self._batch_lines(b))
-                for col in b.scalars:
-                    columns.setdefault((b.project, b.run, col.key), []).append((col.steps, col.wall_ns, col.values))
-            if self.rollups and columns:
-                lines.extend(self._rollup.lines(columns, self._db.statements, self._all_points, self._db.write))
-            for b in batches:
-                lines.append(f"cs_batch,producer={b.producer_id.hex()} seq={b.seq}i {b.seq}")
-            self._db.write(lines)
+            if not batches:
+                return
+            writing = self._db.writing()
+            try:
+                if self.rollups:
+                    columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+                    for b in batches:
+                        for col in b.scalars:
+                            columns.setdefault((b.project, b.run, col.key), []).append(
+                                (col.steps, col.wall_ns, col.values))
+                    if columns:
+                        writing.add(self._rollup.lines(columns, self._db.statements, self._all_points,
+                                                       self._db.write))
+                for b in batches:
+                    writing.add(self._batch_lines(b))
+            except BaseException:
+                writing.abandon()
+                raise
+            writing.wait()
+            self._db.write([f"cs_batch,producer={b.producer_id.hex()} seq={b.seq}i {b.seq}" for b in batches])
             self._rollup.commit()
             for b in batches:
                 self._runs_seen.add((b.project, b.run))
@@ -308,7 +321,8 @@ class InfluxStore(SeriesOneByOne):
             origin = int(starts[0]["values"][0][0]) if starts else 0
         plans = self._rollup.plan(key, self._db.statements)
         if plans is not None:
-            return series_query(self._db.statements, key, q, plans[rollup_axis(q.x)], origin)
+            return series_query(self._db.statements, key, q, plans[rollup_axis(q.x)], origin,
+                                plans["time"].size(0))
         wall, step, y = self._raw(where, None, None)
         if q.x == "step":
             order = np.argsort(step, kind="stable")

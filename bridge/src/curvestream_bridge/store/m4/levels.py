@@ -2,7 +2,9 @@
 
 Level ``k`` (0 .. LEVELS-1) cuts the x axis into aligned buckets of
 ``S_k = 2**base * FANOUT**k`` units (steps, or nanoseconds for x = time):
-bucket ``b`` holds ``b*S_k <= x < (b+1)*S_k``. ``base`` is chosen once per
+bucket ``b`` holds ``b*S_k <= x < (b+1)*S_k``. A plan may instead list its
+sizes (``ladder``), each a multiple of the one before (InfluxDB's time
+rollups use the intervals Grafana asks for, see :mod:`..influx.ladder`). ``base`` is chosen once per
 series and axis from the spacing of its first points so that a bottom bucket
 holds about ``target`` points (within a factor of √2) (a series logged every step and one logged every
 100 steps both get bottom buckets of a few dozen points).
@@ -42,20 +44,29 @@ MAX_BASE = 38  # 2**(38+21) stays within the ±2**62 sentinels of .decompose
 @dataclasses.dataclass(frozen=True)
 class LevelPlan:
     axis: str  # "step" | "time" (relative time uses the time rollups)
-    base: int  # log2 of the bottom bucket size
+    base: int  # log2 of the bottom bucket size (when there is no ladder)
+    ladder: tuple[int, ...] = ()  # the bucket sizes, bottom first, each dividing the next
 
     k0 = 0
 
     @property
     def top(self) -> int:
-        return LEVELS - 1
+        return len(self.ladder) - 1 if self.ladder else LEVELS - 1
 
     @property
     def levels(self) -> range:
-        return range(LEVELS)
+        return range(self.top + 1)
 
     def size(self, k: int) -> int:
+        if self.ladder:
+            return self.ladder[k]
         return (1 << self.base) * FANOUT ** k
+
+    def bottom_bucket(self, x: np.ndarray) -> np.ndarray:
+        """The bottom bucket of each position."""
+        if self.ladder:
+            return np.floor_divide(x, self.ladder[0])
+        return np.right_shift(x, self.base)  # floor division by a power of two
 
 
 def choose_base(axis: str, x: np.ndarray, target: int) -> int:
@@ -87,7 +98,7 @@ def batch_partials(plan: LevelPlan, step: np.ndarray, wall: np.ndarray, value: n
     agg: M4Agg | None = None
     for k in plan.levels:
         if k > plan.k0:
-            buckets = np.floor_divide(buckets, FANOUT)
+            buckets = np.floor_divide(buckets, plan.size(k) // plan.size(k - 1))
         starts = np.flatnonzero(np.concatenate(([True], buckets[1:] != buckets[:-1])))
         if agg is None:  # the bottom level straight from the points: no row per point (most of a write's time)
             agg = points_runs(step, wall, value, starts)

@@ -10,7 +10,7 @@ Each column ``[a, b)`` is then covered by maximal aligned buckets (the
 segment-tree decomposition): bottom buckets inside it, then at each level up
 the buckets up to the next aligned edge, and whatever the top level holds in
 between. What is left are the two *straddling* bottom buckets at its edges:
-their raw points are read. Per column that is at most ``2*(FANOUT-1)``
+their raw points are read. Per column that is at most ``2*(fanout-1)``
 buckets per level and two bottom buckets of raw points.
 
 Two more intervals ride along: ``before`` (everything left of the range) and
@@ -33,7 +33,7 @@ import dataclasses
 
 import numpy as np
 
-from curvestream_bridge.store.m4.levels import FANOUT, LevelPlan
+from curvestream_bridge.store.m4.levels import LevelPlan
 from curvestream_bridge.store.m4.kernel import pixel_columns
 
 __all__ = ["X_NEG", "X_POS", "AxisScale", "Intervals", "Pieces", "plan_pieces", "column_intervals"]
@@ -168,7 +168,7 @@ def plan_pieces(intervals: Intervals, plan: LevelPlan) -> Pieces:
             rows = np.stack([lo // size, hi // size, ids], axis=1)
             ranges[k] = rows[rows[:, 1] > rows[:, 0]]
             break
-        up = size * FANOUT
+        up = plan.size(k + 1)
         lo2 = np.minimum(-np.floor_divide(-lo, up) * up, hi)
         hi2 = np.maximum(np.floor_divide(hi, up) * up, lo2)
         left = np.stack([lo // size, lo2 // size, ids], axis=1)

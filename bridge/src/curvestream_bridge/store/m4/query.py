@@ -233,7 +233,7 @@ def _raw_runs(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray) -
     if len(step) == 0 or len(straddlers) == 0:
         return M4Agg.empty(), np.zeros(0, np.int64)
     x = step if f.axis == "step" else wall
-    b = np.right_shift(x, f.pieces.plan.base)  # floor division by the bottom bucket size, a power of two
+    b = f.pieces.plan.bottom_bucket(x)
     pos = np.minimum(np.searchsorted(straddlers, b), len(straddlers) - 1)
     keep = np.flatnonzero(straddlers[pos] == b)
     step, wall, value, x, b = step[keep], wall[keep], value[keep], x[keep], b[keep]
