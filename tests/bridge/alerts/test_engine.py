@@ -96,6 +96,17 @@ def test_stalled_fires_after_quiet_seconds_of_a_running_run_and_resolves_when_po
     assert [(a.rule, a.state, a.step) for a in resumed] == [("stalled", "resolved", 10)]
 
 
+def test_stalled_resolves_at_the_first_new_step_when_the_batch_begins_with_the_last_step_seen():
+    clock = Clock()
+    engine = AlertEngine(RULES, clock_ns=clock)
+    engine.status("p", "r", "running")
+    engine.evaluate([batch(1, range(10), np.ones(10))])
+    clock.ns += 16 * 10**9
+    assert [a.state for a in engine.tick().alerts] == ["firing"]
+    resumed = engine.evaluate([batch(2, range(9, 20), np.ones(11))]).alerts  # step 9's other keys, then new ones
+    assert [(a.rule, a.state, a.step) for a in resumed] == [("stalled", "resolved", 10)]
+
+
 def test_a_finished_run_never_stalls_and_a_lost_run_raises_lost():
     clock = Clock()
     engine = AlertEngine(RULES, clock_ns=clock)

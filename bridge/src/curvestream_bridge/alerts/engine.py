@@ -251,9 +251,11 @@ class AlertEngine:
     def _points_arrived(self, b: DecodedBatch, now: int, changes: Changes) -> None:
         watch = self._runs.setdefault((b.project, b.run), _RunWatch())
         newest = max(int(c.steps.max()) for c in b.scalars)
-        first = min(int(c.steps.min()) for c in b.scalars)
         if watch.last_step is not None and newest <= watch.last_step:
             return  # a re-send: nothing new arrived
+        # the first step not seen before: a batch may begin with the rest of the last step seen (other keys)
+        seen = watch.last_step if watch.last_step is not None else -(1 << 63)
+        first = min(int(c.steps[c.steps > seen].min()) for c in b.scalars if int(c.steps.max()) > seen)
         watch.last_step = newest
         watch.last_seen_ns = now
         changes.entries[SEP.join(("r", b.project, b.run))] = json.dumps(dataclasses.asdict(watch))
