@@ -12,7 +12,8 @@ parked set.
 
     >>> import tempfile
     >>> parked = ParkedBatches(tempfile.mkdtemp())
-    >>> parked.park(b"payload", b"\\x01" * 16, 7, "TypeError: boom", "mqtt")
+    >>> parked.park(b"payload", b"\\x01" * 16, 7, "TypeError: boom", "mqtt")  # new: True; parked before: False
+    True
     >>> [(p.seq, p.reason) for p in parked.entries()], parked.payload(parked.entries()[0])
     ([(7, 'TypeError: boom')], b'payload')
 """
