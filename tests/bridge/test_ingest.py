@@ -125,6 +125,15 @@ def test_status_is_applied_in_order_and_a_last_will_is_dated_by_its_arrival(h):
     assert [r.state for r in h.store.runs()] == ["running"]
 
 
+def test_a_status_riding_in_a_batch_reaches_the_hooks_after_the_batchs_points(h):
+    heard = []
+    h.ingest.on_round = lambda batches: heard.append(("points", [b.seq for b in batches]))
+    h.ingest.on_status = lambda status: heard.append(("status", run_pb2.RunState.Name(status.state)))
+    final = run_pb2.RunStatus(project="p", run="r", state=run_pb2.RUN_STATE_FINISHED, updated_ns=5)
+    h.ingest.process([h.mqtt(batch(1, status=final), 1)])
+    assert heard == [("points", [1]), ("status", "RUN_STATE_FINISHED")], "a run ends after its last step"
+
+
 class FlakyStore(DuckDBStore):
     def __init__(self, path: str, failures: int) -> None:
         super().__init__(path)

@@ -179,7 +179,7 @@ def test_a_hung_training_thread_raises_stalled_then_resolves_when_it_resumes(bri
     wait_until(lambda: [(a["state"], a["fired_step"]) for a in alerts_of(bridge, "hangs") if a["kind"] == "stalled"]
                == [("resolved", 299)], 30, "stalled to resolve")
     stalled = [a for a in alerts_of(bridge, "hangs") if a["kind"] == "stalled"][0]
-    assert stalled["fired_step"] == 299 and stalled["step"] == 300
+    assert stalled["fired_step"] == 299 and stalled["step"] == 300, json.dumps(stalled)
     wait_until(lambda: [a["status"] for a in receiver.alerts(alertname="stalled", run="hangs")][-2:]
                == ["firing", "resolved"], 30, "stalled webhooks")
 

@@ -231,9 +231,6 @@ class Ingest:
                     self.on_stored([b for _, b in fresh])
                 except Exception:  # noqa: BLE001
                     log.exception("curvestream bridge: live fan-out failed")
-            for _, b in fresh:
-                if b.status is not None and self.on_status is not None:
-                    self.on_status(b.status)
         for m, b in duplicates:
             self.metrics.inc("curvestream_batches_duplicate_total")
         for m, _ in [*fresh, *duplicates]:
@@ -241,6 +238,9 @@ class Ingest:
                 self.parked.remove(m.parked)  # replayed: it left the parked set
         if self.on_round is not None and (fresh or duplicates):
             self._retry(lambda: self.on_round([b for _, b in [*fresh, *duplicates]]))
+        for _, b in fresh:  # a status riding in a batch comes after its points (a run ends after its last step)
+            if b.status is not None and self.on_status is not None:
+                self.on_status(b.status)
         self._commit([*fresh, *parked, *duplicates])  # a parked batch is the bridge's now: the spool may let go
         for m in others:
             self._other(m)
