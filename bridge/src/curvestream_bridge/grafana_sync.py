@@ -218,14 +218,9 @@ def _alert_rule_steps(api: Any, groups: list[RuleGroup], folder_uid: str) -> lis
     for group in groups:
         for body in group.rules:
             have = _get(lambda uid=body["uid"]: api.alertingprovisioning.get_alertrule(uid))
-            if have is None:
-                steps.append(Step("alert rule", body["title"], "create",
-                                  lambda b=body: api.alertingprovisioning.create_alertrule(b)))
-            elif not _subset(body, have):
-                steps.append(Step("alert rule", body["title"], "update",
-                                  lambda b=body: api.alertingprovisioning.update_alertrule(b["uid"], b)))
-            else:
-                steps.append(Step("alert rule", body["title"], "unchanged"))
+            steps.append(_step("alert rule", body["title"], have, body,
+                               lambda b=body: api.alertingprovisioning.create_alertrule(b),
+                               lambda b=body: api.alertingprovisioning.update_alertrule(b["uid"], b)))
         have = _get(lambda g=group: api.alertingprovisioning.get_rule_group(folder_uid, g.title))
         if have is not None and have.get("interval") == group.interval_s:
             steps.append(Step("rule group", group.title, "unchanged"))
@@ -263,14 +258,9 @@ def plan(api: Any, args: argparse.Namespace) -> list[Step]:
     for body in datasource_bodies(args):
         have = _get(lambda uid=body["uid"]: api.datasource.get_datasource_by_uid(uid))
         public = {k: v for k, v in body.items() if k != "secureJsonData"}  # Grafana never returns secrets
-        if have is None:
-            steps.append(Step("data source", body["name"], "create",
-                              lambda b=body: api.datasource.create_datasource(b)))
-        elif not _subset(public, have):
-            steps.append(Step("data source", body["name"], "update",
-                              lambda b=body: api.datasource.update_datasource_by_uid(b["uid"], b)))
-        else:
-            steps.append(Step("data source", body["name"], "unchanged"))
+        steps.append(_step("data source", body["name"], have, public,
+                           lambda b=body: api.datasource.create_datasource(b),
+                           lambda b=body: api.datasource.update_datasource_by_uid(b["uid"], b)))
 
     for board in dashboard_bodies(pathlib.Path(args.dashboards)):
         have = _get(lambda uid=board["uid"]: api.dashboard.get_dashboard(uid))
@@ -285,14 +275,9 @@ def plan(api: Any, args: argparse.Namespace) -> list[Step]:
     if args.webhook_url:
         body = _sdk_checked("contact point", contact_point_body(args.webhook_url))
         found = [c for c in (api.alertingprovisioning.get_contactpoints() or []) if c.get("uid") == CONTACT_POINT_UID]
-        if not found:
-            steps.append(Step("contact point", body["name"], "create",
-                              lambda: api.alertingprovisioning.create_contactpoint(body)))
-        elif not _subset(body, found[0]):
-            steps.append(Step("contact point", body["name"], "update",
-                              lambda: api.alertingprovisioning.update_contactpoint(CONTACT_POINT_UID, body)))
-        else:
-            steps.append(Step("contact point", body["name"], "unchanged"))
+        steps.append(_step("contact point", body["name"], found[0] if found else None, body,
+                           lambda: api.alertingprovisioning.create_contactpoint(body),
+                           lambda: api.alertingprovisioning.update_contactpoint(CONTACT_POINT_UID, body)))
 
     if args.alert_rules:
         steps.extend(_alert_rule_steps(api, alert_rule_groups(pathlib.Path(args.alert_rules), folder_uid),
@@ -309,6 +294,16 @@ def plan(api: Any, args: argparse.Namespace) -> list[Step]:
     else:
         steps.append(Step("live token", LIVE_ACCOUNT, "unchanged"))  # its token was printed when it was made
     return steps
+
+
+def _step(kind: str, name: str, have: dict[str, Any] | None, want: dict[str, Any],
+          create: Callable[[], Any], update: Callable[[], Any]) -> Step:
+    """Create what Grafana lacks, update what differs from ``want`` (the fields Grafana returns)."""
+    if have is None:
+        return Step(kind, name, "create", create)
+    if not _subset(want, have):
+        return Step(kind, name, "update", update)
+    return Step(kind, name, "unchanged")
 
 
 def _comparable(board: dict[str, Any]) -> dict[str, Any]:
