@@ -65,6 +65,8 @@ class Bridge:
 
             self.live.grafana = GrafanaLivePusher(settings)
         self.metrics.gauge_fn("curvestream_live_clients", lambda: self.live.client_count)
+        if hasattr(self.store, "expired_points"):  # points older than InfluxDB's retention policy, dropped by it
+            self.metrics.gauge_fn("curvestream_store_expired_points_total", lambda: self.store.expired_points)
         self.app = create_app(self)
 
     def _on_status(self, status: Any) -> None:

@@ -10,6 +10,15 @@ database (401, 403, 404: a setting to fix, not a batch to drop) raises
 InfluxDB refuses (400, 413) raise :class:`StoreRejected`; an error of a
 statement, or any other answer, raises ``RuntimeError`` (unexpected: the bridge
 parks the batch rather than rejecting it).
+
+Retention: points older than the retention policy they are written to are
+dropped by InfluxDB on purpose (the operator's choice), and the rest of the
+request is stored; such a "partial write" is a success, and the dropped points
+are counted (:attr:`InfluxHTTP.expired_points`). What must outlive any
+retention (which batches are stored, run metadata and status, rollup plans,
+the alert engine's state: rows at time 0) is written to a retention policy of
+its own, ``curvestream_meta`` (``DURATION INF``), created on 1.x at connect;
+see :meth:`InfluxHTTP.meta`.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from __future__ import annotations
 import concurrent.futures
 import gzip
 import json
+import logging
 import re
 import threading
 import time
@@ -28,7 +38,9 @@ from curvestream_wire.backoff import Backoff
 
 from curvestream_bridge.store.base import StoreRejected, StoreUnavailable
 
-__all__ = ["InfluxHTTP", "LINES_PER_REQUEST", "STATEMENTS_PER_REQUEST"]
+__all__ = ["InfluxHTTP", "LINES_PER_REQUEST", "STATEMENTS_PER_REQUEST", "META_RP", "META_MEASUREMENTS"]
+
+log = logging.getLogger("curvestream.bridge.influx")
 
 LINES_PER_REQUEST = 5000
 STATEMENTS_PER_REQUEST = 4000
@@ -37,12 +49,20 @@ _TRANSIENT = re.compile(r"shutdown|shutting down|interrupted|timeout|timed out|m
                         re.IGNORECASE)
 """InfluxQL errors of the server's state, not of the statement (InfluxDB answers them inside a 200)."""
 
+_EXPIRED = re.compile(r'\{"error":"partial write: points beyond retention policy dropped=(\d+)"\}\s*')
+"""The answer to a write some of whose points are older than the retention policy (the others are stored)."""
+
+META_RP = "curvestream_meta"
+META_MEASUREMENTS = ("cs_run", "cs_batch", "cs_alert_state", "cs_rollup_plan", "cs_rollup_step")
+"""The measurements that live in the meta retention policy (see the module docstring)."""
+
 
 class InfluxHTTP:
     """One database of one server (``influxdb://[user:pass@]host:port/db``; a
     password alone, or a user alone, is sent as a token)."""
 
-    def __init__(self, url: str, *, timeout_s: float = 30.0, write_deadline_s: float = 30.0) -> None:
+    def __init__(self, url: str, *, timeout_s: float = 30.0, write_deadline_s: float = 30.0,
+                 meta_rp: str = META_RP) -> None:
         parsed = urllib.parse.urlsplit(url)
         scheme = "https" if parsed.scheme == "influxdbs" else "http"
         self.database = parsed.path.strip("/") or "curvestream"
@@ -61,6 +81,10 @@ class InfluxHTTP:
         self._closing = threading.Event()  # wakes a write waiting to retry
         self.version = ""
         self._connected = False
+        self._wanted_meta_rp = meta_rp
+        self.meta_rp = ""  # where the meta measurements are written: set at connect ("": the default policy)
+        self.expired_points = 0  # points InfluxDB dropped as older than their retention policy
+        self._expired_lock = threading.Lock()
 
     def connect(self) -> None:
         """Learn the server's version from ``/ping``; on 1.x, create the database.
@@ -74,7 +98,40 @@ class InfluxHTTP:
         self.version = resp.headers.get("X-Influxdb-Version", "")
         if self.version.startswith("1."):
             self._query("CREATE DATABASE " + _ident(self.database), method="POST")
+            self.meta_rp = self._meta_policy()
         self._connected = True
+
+    def _meta_policy(self) -> str:
+        """The retention policy of the meta measurements (1.x): ``meta_rp`` as it is
+        if it exists, else created ``DURATION INF``, and the meta rows a bridge
+        kept in the default policy before copied into it. "" (the default
+        policy) when none is wanted or the user may not create one."""
+        name = self._wanted_meta_rp
+        if not name:
+            return ""
+        shown = self._query("SHOW RETENTION POLICIES ON " + _ident(self.database))
+        if any(v[0] == name for r in shown for s in r.get("series", []) for v in s.get("values", [])):
+            return name
+        try:
+            self._query(f"CREATE RETENTION POLICY {_ident(name)} ON {_ident(self.database)} DURATION INF "
+                        "REPLICATION 1", method="POST")
+        except (RuntimeError, StoreUnavailable) as exc:  # a user without admin rights: the default policy
+            if isinstance(exc, StoreUnavailable) and "authoriz" not in str(exc):
+                raise  # the server is away: decided when it answers
+            log.warning("curvestream bridge: cannot create the retention policy %s (%s); run metadata and the "
+                        "record of stored batches go to the default retention policy, which must then keep them "
+                        "forever (or create %s yourself: CREATE RETENTION POLICY %s ON %s DURATION INF "
+                        "REPLICATION 1)", name, exc, name, _ident(name), _ident(self.database))
+            return ""
+        measurements = "|".join(META_MEASUREMENTS)
+        self._query(f"SELECT * INTO {_ident(self.database)}.{_ident(name)}.:MEASUREMENT FROM /^({measurements})$/ "
+                    "GROUP BY *", method="POST")
+        return name
+
+    def meta(self, measurement: str) -> str:
+        """``measurement`` as a FROM clause names it: in the meta policy when there is one."""
+        self._ensure_connected()
+        return f"{_ident(self.meta_rp)}.{_ident(measurement)}" if self.meta_rp else _ident(measurement)
 
     def _ensure_connected(self) -> None:
         if not self._connected:
@@ -132,22 +189,25 @@ class InfluxHTTP:
         return out
 
     # ------------------------------------------------------------------ /write
-    def write(self, lines: list[str]) -> None:
+    def write(self, lines: list[str], meta: bool = False) -> None:
         """POST lines in gzip'd chunks of ~5,000, two requests in flight (compression and
         InfluxDB's parsing overlap), each retried with jittered backoff (honouring
-        Retry-After) until the write deadline. Points are idempotent, so order does not matter."""
-        writing = self.writing()
+        Retry-After) until the write deadline. Points are idempotent, so order does not matter.
+        ``meta``: lines of the meta measurements (written to the meta policy)."""
+        writing = self.writing(meta)
         writing.add(lines)
         writing.wait()
 
-    def writing(self) -> "Writing":
+    def writing(self, meta: bool = False) -> "Writing":
         """A write whose chunks are sent while the caller makes more lines:
         ``add(lines)`` as they come, then ``wait()`` (which raises what a chunk raised)."""
         self._ensure_connected()
-        return Writing(self, time.monotonic() + self._write_deadline_s)
+        return Writing(self, time.monotonic() + self._write_deadline_s, self.meta_rp if meta else "")
 
-    def _write_chunk(self, chunk: list[str], deadline: float) -> None:
+    def _write_chunk(self, chunk: list[str], deadline: float, rp: str = "") -> None:
         params = {"db": self.database, "precision": "ns", **self._auth_params}
+        if rp:
+            params["rp"] = rp
         body = gzip.compress("\n".join(chunk).encode(), compresslevel=1)
         backoff = Backoff(initial_s=0.2, max_s=5.0)
         while True:
@@ -155,6 +215,10 @@ class InfluxHTTP:
                 resp = self.http.post("/write", params=params, content=body,
                                       headers={"Content-Encoding": "gzip", "Content-Type": "text/plain"})
                 if resp.status_code == 204:
+                    return
+                expired = _EXPIRED.fullmatch(resp.text) if resp.status_code == 400 else None
+                if expired:  # the rest of the chunk is stored
+                    self._count_expired(int(expired.group(1)))
                     return
                 if resp.status_code in (400, 413):
                     raise StoreRejected(f"InfluxDB rejected lines ({resp.status_code}): {resp.text[:300]}")
@@ -171,6 +235,15 @@ class InfluxHTTP:
             delay = backoff.next_delay(retry_after)
             if time.monotonic() + delay > deadline or self._closing.wait(delay):
                 raise StoreUnavailable(problem, retry_after)
+
+    def _count_expired(self, n: int) -> None:
+        with self._expired_lock:
+            first = self.expired_points == 0
+            self.expired_points += n
+        if first:
+            log.warning("curvestream bridge: InfluxDB dropped %d point(s) older than the retention policy of "
+                        "database %s (counted in curvestream_store_expired_points_total from now on)",
+                        n, self.database)
 
     def close(self) -> None:
         self._closing.set()
@@ -202,8 +275,8 @@ def _ident(name: str) -> str:
 class Writing:
     """One write in progress (see :meth:`InfluxHTTP.writing`)."""
 
-    def __init__(self, db: InfluxHTTP, deadline: float) -> None:
-        self._db, self._deadline = db, deadline
+    def __init__(self, db: InfluxHTTP, deadline: float, rp: str = "") -> None:
+        self._db, self._deadline, self._rp = db, deadline, rp
         self._pending: list[str] = []
         self._futures: list[concurrent.futures.Future[None]] = []
 
@@ -214,7 +287,7 @@ class Writing:
             del self._pending[:LINES_PER_REQUEST]
 
     def _send(self, chunk: list[str]) -> None:
-        self._futures.append(self._db._writers.submit(self._db._write_chunk, chunk, self._deadline))
+        self._futures.append(self._db._writers.submit(self._db._write_chunk, chunk, self._deadline, self._rp))
 
     def abandon(self) -> None:
         """Waits for the chunks in flight, whatever they answer (the caller raises its own error)."""
@@ -227,7 +300,7 @@ class Writing:
         if self._pending:
             if not self._futures:  # one small write: no thread hop
                 chunk, self._pending = self._pending, []
-                self._db._write_chunk(chunk, self._deadline)
+                self._db._write_chunk(chunk, self._deadline, self._rp)
                 return
             self._send(self._pending)
             self._pending = []

@@ -74,6 +74,11 @@ BOTTOM_TARGET_POINTS = 16
 """Raw points are expensive to read back from InfluxDB (JSON), so its bottom buckets are small."""
 
 MEASUREMENT = {"step": "cs_rollup_step", "time": "cs_rollup_time"}
+META_AXES = ("step",)
+"""The rollups kept in the meta retention policy (see :mod:`.http`): the step
+rollups are stamped with step numbers, which no retention policy can judge
+(they would all be older than any finite one). The time rollups live beside
+the points (Grafana reads them) and expire with them."""
 PACKED_AXES = ("time",)
 """The rollups whose bottom rows carry their points (``p``). Each point is in
 ``cs_scalar`` already; a second packed copy per axis was most of what rollups
@@ -118,14 +123,19 @@ class RollupWriter:
     """Turns the scalar columns of a write into rollup lines (reading what it
     must merge with); ``commit()`` once the lines are stored."""
 
-    def __init__(self, writer_id: str) -> None:
+    def __init__(self, writer_id: str, meta: Callable[[str], str] = lambda m: f'"{m}"') -> None:
         self.writer = writer_id
+        self.meta = meta  # how a FROM clause names a meta measurement (see .http)
         self.plans: dict[SeriesKey, dict[str, LevelPlan]] = {}
         self.counts: dict[SeriesKey, int] = {}  # points of series that have no rollups yet
         self.open: dict[tuple[SeriesKey, str], OpenBuckets] = {}
         self.unrolled: set[SeriesKey] = set()  # our plan is stored, the points stored before it are not rolled up yet
         self.made: set[SeriesKey] = set()  # plans we made whose first rollup rows are not known stored yet
         self._staged: tuple[dict, dict, dict, set, set] = ({}, {}, {}, set(), set())
+
+    def source(self, axis: str) -> str:
+        """The rollups of ``axis`` as a FROM clause names them."""
+        return self.meta(MEASUREMENT[axis]) if axis in META_AXES else f'"{MEASUREMENT[axis]}"'
 
     def plan(self, key: SeriesKey, run: Statements) -> dict[str, LevelPlan] | None:
         """The levels of a series (read from cs_rollup_plan the first time)."""
@@ -136,10 +146,10 @@ class RollupWriter:
     def _load_plans(self, keys: list[SeriesKey], run: Statements) -> None:
         self.plans.update(self._stored_plans(keys, run))
 
-    @staticmethod
-    def _stored_plans(keys: list[SeriesKey], run: Statements) -> dict[SeriesKey, dict[str, LevelPlan]]:
+    def _stored_plans(self, keys: list[SeriesKey], run: Statements) -> dict[SeriesKey, dict[str, LevelPlan]]:
         """The plan of each series that has one: its earliest cs_rollup_plan row (of any writer)."""
-        results = run([f'SELECT "bs", "bt_ms" FROM "{PLAN_MEASUREMENT}" WHERE {series_where(k)} '
+        source = self.meta(PLAN_MEASUREMENT)
+        results = run([f'SELECT "bs", "bt_ms" FROM {source} WHERE {series_where(k)} '
                        f'ORDER BY time ASC LIMIT 1' for k in keys])
         plans = {}
         for key, result in zip(keys, results):
@@ -162,9 +172,11 @@ class RollupWriter:
 
     def lines(self, columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
               run: Statements, raw_points: Callable[[SeriesKey], tuple[np.ndarray, ...]],
-              post: Callable[[list[str]], None]) -> list[str]:
+              post: Callable[[list[str]], None]) -> tuple[list[str], list[str]]:
+        """The rollup lines of a write: those of the database's default retention
+        policy, and those of the meta policy (``META_AXES``)."""
         work, plans_new, counts_new, rolled_up = self._plan_work(columns, run, raw_points, post)
-        out: list[str] = []
+        lines: dict[str, list[str]] = {"time": [], "step": []}
         # A series whose plan we made starts from no rows, also when the write that made
         # it failed: rows it left behind hold its points, which this write rolls up again.
         fresh = {key for key, *_ in work if key in plans_new or key in self.made}
@@ -219,13 +231,15 @@ class RollupWriter:
                 tags += f",grafana_interval_ms={interval_tag(plan, k)}"
             size = plan.size(k)
             texts = field_texts(agg, numeric=axis == "time")  # dashboards read only the time rollups
+            out = lines[axis]
             if k == 0 and axis in PACKED_AXES:
                 out.extend(f'{tags} {text},p="{"" if p is None else pack_points(p)}" {int(b) * size}'
                            for b, text, p in zip(buckets.tolist(), texts, pts))
             else:
                 out.extend(f'{tags} {text} {int(b) * size}' for b, text in zip(buckets.tolist(), texts))
         self._staged = (plans_new, counts_new, open_new, rolled_up, fresh)
-        return out
+        meta = [line for axis in META_AXES for line in lines[axis]]
+        return [line for axis, part in lines.items() if axis not in META_AXES for line in part], meta
 
     def _plan_work(self, columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
                    run: Statements, raw_points: Callable[[SeriesKey], tuple[np.ndarray, ...]],
@@ -305,9 +319,9 @@ class RollupWriter:
             stmts = []
             for key, axis in missing:
                 where = f'{series_where(key)} AND "w" = {tag_literal(self.writer)}'
-                stmts.append(f'SELECT {SELECT_FIELDS} FROM "{MEASUREMENT[axis]}" WHERE {where} GROUP BY "k" '
+                stmts.append(f'SELECT {SELECT_FIELDS} FROM {self.source(axis)} WHERE {where} GROUP BY "k" '
                              f'ORDER BY time DESC LIMIT 1')
-                stmts.append(f'SELECT "p" FROM "{MEASUREMENT[axis]}" WHERE {where} AND "k" = \'0\' '
+                stmts.append(f'SELECT "p" FROM {self.source(axis)} WHERE {where} AND "k" = \'0\' '
                              f'ORDER BY time DESC LIMIT 1')
             results = run(stmts)
             for i, (key, axis) in enumerate(missing):
@@ -333,10 +347,10 @@ class RollupWriter:
             for lo, hi in bucket_runs(np.unique(buckets), gap=0):
                 where = (f'{series_where(key)} AND "k" = \'{k}\' AND "w" = {tag_literal(self.writer)} AND '
                          f'time >= {lo * size} AND time < {(hi + 1) * size}')
-                stmts.append(f'SELECT {SELECT_FIELDS} FROM "{MEASUREMENT[axis]}" WHERE {where}')
+                stmts.append(f'SELECT {SELECT_FIELDS} FROM {self.source(axis)} WHERE {where}')
                 with_points = k == 0 and axis in PACKED_AXES
                 if with_points:
-                    stmts.append(f'SELECT "p" FROM "{MEASUREMENT[axis]}" WHERE {where}')
+                    stmts.append(f'SELECT "p" FROM {self.source(axis)} WHERE {where}')
                 keys.append((key, axis, k, size, len(stmts) - (2 if with_points else 1),
                              len(stmts) - 1 if with_points else None))
         results = run(stmts) if stmts else []

@@ -12,6 +12,8 @@ from ``cs_scalar``.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
@@ -43,29 +45,30 @@ NONFINITE = {1: np.nan, 2: np.inf, 3: -np.inf}
 
 
 def series_query(run: Statements, key: SeriesKey, q: SeriesQuery, plan: LevelPlan, origin: int,
-                 time_bottom: int | None = None) -> SeriesResult:
+                 time_bottom: int | None = None, source: Callable[[str], str] | None = None) -> SeriesResult:
     """The answer from the rollups of ``plan``; ``time_bottom``: the bottom bucket
-    size of the series' time rollups, whose packed points serve x = step too."""
+    size of the series' time rollups, whose packed points serve x = step too;
+    ``source(axis)``: the rollups of an axis as a FROM clause names them."""
     axis = rollup_axis(q.x)
     where = series_where(key)
-    top = rows_of(run([f'SELECT {SELECT_FIELDS} FROM "{MEASUREMENT[axis]}" WHERE {where} AND "k" = \'{plan.top}\''])[0],
+    source = source or (lambda a: f'"{MEASUREMENT[a]}"')
+    top = rows_of(run([f'SELECT {SELECT_FIELDS} FROM {source(axis)} WHERE {where} AND "k" = \'{plan.top}\''])[0],
                   plan.size(plan.top))
     if len(top[1]) == 0:
         return empty_result(q)
     xs = top[1].step if axis == "step" else top[1].wall
     extent = (int(xs[FIRST].min()), int(xs[LAST].max()))
     return rollup_answer(q, origin, extent, int(top[1].n.sum()), plan,
-                         lambda f: _rolled_up(run, where, f, top, time_bottom),
+                         lambda f: _rolled_up(run, where, f, top, time_bottom, source(axis)),
                          lambda f, rows, agg: _raw_answer(run, where, f, rows, agg))
 
 
 def _rolled_up(run: Statements, where: str, f: Frame, top: tuple[np.ndarray, M4Agg],
-               time_bottom: int | None) -> tuple[list[tuple[int, np.ndarray, M4Agg]], M4Agg]:
+               time_bottom: int | None, measurement: str) -> tuple[list[tuple[int, np.ndarray, M4Agg]], M4Agg]:
     """The rollup rows a frame needs (and the raw points of its straddling
     buckets), and its per-interval aggregates."""
     assert f.pieces is not None
     plan = f.pieces.plan
-    measurement = MEASUREMENT[f.axis]
     packed = f.axis in PACKED_AXES
     stmts: list[str] = []
     targets: list[int] = []  # the level of each statement
@@ -82,7 +85,7 @@ def _rolled_up(run: Statements, where: str, f: Frame, top: tuple[np.ndarray, M4A
                 fields += ', "p"'
         size = plan.size(k)
         for lo, hi in bucket_runs(np.unique(keys), GAP_BUCKETS):
-            stmts.append(f'SELECT {fields} FROM "{measurement}" WHERE {where} AND "k" = \'{k}\' AND '
+            stmts.append(f'SELECT {fields} FROM {measurement} WHERE {where} AND "k" = \'{k}\' AND '
                          f'time >= {lo * size} AND time < {(hi + 1) * size}')
             targets.append(k)
     s0 = plan.size(0)

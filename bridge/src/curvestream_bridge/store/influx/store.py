@@ -8,18 +8,24 @@ Measurements (all tag values percent-encoded, see :mod:`.lineproto`)::
                                                  step=<int>,nonfinite=1|2|3 (NaN, +Inf, -Inf)
     cs_histogram,metric,project,run              step,edges,counts (JSON),min,max,sum,count
     cs_text,metric,project,run                   step,level,text (JSON string)
-    cs_run,project,run                           meta (JSON), state, reason, status_ns   at time 0
-    cs_batch,producer=<hex>                      seq=<int>     at time <seq> ns
+    cs_run,project,run                           meta (JSON), state, reason, status_ns   at time 0 (*)
+    cs_batch,producer=<hex>                      seq=<int>     at time <seq> ns (*)
     cs_alert,project,run,metric,rule,kind,severity,state
                                                  id,message,step,from_step,to_step,version,firing (1|0),value
                                                  at the alert's time (Grafana annotations and alert rules)
-    cs_alert_state,name=<entry>                  body (JSON)   at time 0: the alert engine's state
-    cs_rollup_step, cs_rollup_time, cs_rollup_plan   M4 rollups, see .rollup
+    cs_alert_state,name=<entry>                  body (JSON)   at time 0: the alert engine's state (*)
+    cs_rollup_step, cs_rollup_time, cs_rollup_plan (*)   M4 rollups, see .rollup
+
+(*) in the retention policy ``curvestream_meta`` (``DURATION INF``; see
+:mod:`.http`), so that a database whose default policy keeps points for a
+limited time still knows its runs, its stored batches and its rollup plans.
 
 The timestamp of a point is its wall time, so a replayed point lands on itself.
 A batch whose (producer, seq) is in ``cs_batch`` is not written again.
 
 URL parameters: ``rollups=off`` (raw points only; queries read every point),
+``meta_rp=<name>`` (the meta measurements' retention policy; empty: the
+database's default policy),
 ``writer=<id>`` (this bridge's rollup rows; default the ``writer_id`` the
 bridge passes, its MQTT client id, else the host name).
 """
@@ -50,7 +56,7 @@ from curvestream_bridge.store.base import (
     record_from_meta,
     state_name,
 )
-from curvestream_bridge.store.influx.http import InfluxHTTP
+from curvestream_bridge.store.influx.http import META_RP, InfluxHTTP
 from curvestream_bridge.store.influx.rollup import RollupWriter
 from curvestream_bridge.store.influx.rows import SeriesKey, series_where, tag_literal
 from curvestream_bridge.store.influx.series import NONFINITE, points_of, series_query
@@ -72,12 +78,13 @@ class InfluxStore(SeriesOneByOne):
 
     def __init__(self, url: str, *, writer_id: str = "", write_deadline_s: float = 30.0,
                  timeout_s: float = 30.0) -> None:
-        self._db = InfluxHTTP(url, timeout_s=timeout_s, write_deadline_s=write_deadline_s)
+        params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query, keep_blank_values=True))
+        self._db = InfluxHTTP(url, timeout_s=timeout_s, write_deadline_s=write_deadline_s,
+                              meta_rp=params.get("meta_rp", META_RP))
         self._lock = threading.Lock()
         self._runs_seen: set[tuple[str, str]] = set()
-        params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
         self.rollups = params.get("rollups", "on").lower() not in ("off", "false", "0", "no")
-        self._rollup = RollupWriter(params.get("writer") or writer_id or socket.gethostname())
+        self._rollup = RollupWriter(params.get("writer") or writer_id or socket.gethostname(), self._db.meta)
         try:
             self._db.connect()
         except StoreUnavailable as exc:  # the bridge starts anyway; each write waits until the server answers
@@ -86,6 +93,11 @@ class InfluxStore(SeriesOneByOne):
     @property
     def version(self) -> str:
         return self._db.version
+
+    @property
+    def expired_points(self) -> int:
+        """Points InfluxDB dropped as older than their retention policy (the others of their batch are stored)."""
+        return self._db.expired_points
 
     # ------------------------------------------------------------------ writing
     def write(self, batches: Sequence[DecodedBatch]) -> None:
@@ -97,7 +109,7 @@ class InfluxStore(SeriesOneByOne):
             batches = self._fresh(batches)
             if not batches:
                 return
-            writing = self._db.writing()
+            writing, meta_writing = self._db.writing(), self._db.writing(meta=True)
             try:
                 if self.rollups:
                     columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
@@ -106,15 +118,25 @@ class InfluxStore(SeriesOneByOne):
                             columns.setdefault((b.project, b.run, col.key), []).append(
                                 (col.steps, col.wall_ns, col.values))
                     if columns:
-                        writing.add(self._rollup.lines(columns, self._db.statements, self._all_points,
-                                                       self._db.write))
+                        rows, meta_rows = self._rollup.lines(columns, self._db.statements, self._all_points,
+                                                             lambda lines: self._db.write(lines, meta=True))
+                        writing.add(rows)
+                        meta_writing.add(meta_rows)
                 for b in batches:
                     writing.add(self._batch_lines(b))
             except BaseException:
                 writing.abandon()
+                meta_writing.abandon()
                 raise
-            writing.wait()
-            self._db.write([f"cs_batch,producer={b.producer_id.hex()} seq={b.seq}i {b.seq}" for b in batches])
+            try:
+                writing.wait()
+            except BaseException:
+                meta_writing.abandon()
+                raise
+            meta_writing.wait()
+            self._db.write([line for b in batches for line in self._run_lines(b)], meta=True)
+            self._db.write([f"cs_batch,producer={b.producer_id.hex()} seq={b.seq}i {b.seq}" for b in batches],
+                           meta=True)
             self._rollup.commit()
             for b in batches:
                 self._runs_seen.add((b.project, b.run))
@@ -127,7 +149,7 @@ class InfluxStore(SeriesOneByOne):
         for b in batches:
             by_producer.setdefault(b.producer_id, []).append(b.seq)
         producers = list(by_producer)
-        stmts = [f'SELECT "seq" FROM "cs_batch" WHERE "producer" = {tag_literal(p.hex())} AND time >= {min(by_producer[p])} '
+        stmts = [f'SELECT "seq" FROM {self._db.meta("cs_batch")} WHERE "producer" = {tag_literal(p.hex())} AND time >= {min(by_producer[p])} '
                  f'AND time <= {max(by_producer[p])}' for p in producers]
         stored = set()
         for p, result in zip(producers, self._db.statements(stmts) if stmts else []):
@@ -140,11 +162,18 @@ class InfluxStore(SeriesOneByOne):
                 out.append(b)
         return out
 
+    def _run_lines(self, b: DecodedBatch) -> list[str]:
+        """The batch's lines of ``cs_run`` (meta measurements)."""
+        lines: list[str] = []
+        if (b.project, b.run) not in self._runs_seen:
+            lines.append(f"cs_run,project={encode_tag(b.project)},run={encode_tag(b.run)} seen=true 0")
+        if b.meta is not None:
+            lines.append(self._meta_line(b.meta))
+        return lines
+
     def _batch_lines(self, b: DecodedBatch) -> list[str]:
         lines: list[str] = []
         run_tags = f"project={encode_tag(b.project)},run={encode_tag(b.run)}"
-        if (b.project, b.run) not in self._runs_seen:
-            lines.append(f"cs_run,{run_tags} seen=true 0")
         for col in b.scalars:
             prefix = f"cs_scalar,metric={encode_tag(col.key)},{run_tags} step="
             values = col.values
@@ -170,8 +199,6 @@ class InfluxStore(SeriesOneByOne):
         for t in b.texts:
             lines.append(f"cs_text,metric={encode_tag(t.key)},{run_tags} step={t.step}i,level={t.level}i,"
                          f"text={string_field(t.text)} {t.wall_ns}")
-        if b.meta is not None:
-            lines.append(self._meta_line(b.meta))
         return lines
 
     def _all_points(self, key: SeriesKey) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -187,7 +214,7 @@ class InfluxStore(SeriesOneByOne):
 
     def apply_meta(self, meta: run_pb2.RunMeta) -> None:
         with self._lock:
-            self._db.write([self._meta_line(meta)])
+            self._db.write([self._meta_line(meta)], meta=True)
 
     def apply_status(self, status: run_pb2.RunStatus) -> bool:
         with self._lock:
@@ -195,7 +222,7 @@ class InfluxStore(SeriesOneByOne):
 
     def _apply_status_locked(self, status: run_pb2.RunStatus) -> bool:
         where = f'"project" = {tag_literal(status.project)} AND "run" = {tag_literal(status.run)}'
-        rows = self._db.series(f'SELECT "status_ns" FROM "cs_run" WHERE {where}')
+        rows = self._db.series(f'SELECT "status_ns" FROM {self._db.meta("cs_run")} WHERE {where}')
         if rows and rows[0]["values"] and rows[0]["values"][0][1] is not None \
                 and rows[0]["values"][0][1] > status.updated_ns:
             return False
@@ -203,12 +230,12 @@ class InfluxStore(SeriesOneByOne):
             f"cs_run,project={encode_tag(status.project)},run={encode_tag(status.run)} "
             f"state={string_field(state_name(status.state))},reason={string_field(status.reason)},"
             f"status_ns={status.updated_ns}i,seen=true 0"
-        ])
+        ], meta=True)
         return True
 
     def stored_ranges(self, producer_id: bytes) -> list[tuple[int, int]]:
         seqs: list[int] = []
-        for s in self._db.series(f'SELECT "seq" FROM "cs_batch" WHERE "producer" = {tag_literal(producer_id.hex())}',
+        for s in self._db.series(f'SELECT "seq" FROM {self._db.meta("cs_batch")} WHERE "producer" = {tag_literal(producer_id.hex())}',
                               chunked=True):
             seqs.extend(int(v[1]) for v in s["values"])
         seqs.sort()
@@ -223,14 +250,16 @@ class InfluxStore(SeriesOneByOne):
     # ------------------------------------------------------------------ alert engine state
     def load_alert_state(self) -> dict[str, str]:
         out = {}
-        for s in self._db.series('SELECT "body" FROM "cs_alert_state" GROUP BY "name"', chunked=True):
+        for s in self._db.series(f'SELECT "body" FROM {self._db.meta("cs_alert_state")} GROUP BY "name"',
+                                 chunked=True):
             name = decode_tag(s["tags"]["name"])
             for _, body in s["values"]:
                 out[name] = json.loads(body)
         return out
 
     def save_alert_state(self, entries: dict[str, str], alerts: Sequence[dict[str, Any]]) -> None:
-        lines = [f"cs_alert_state,name={encode_tag(k)} body={string_field(v)} 0" for k, v in entries.items()]
+        state = [f"cs_alert_state,name={encode_tag(k)} body={string_field(v)} 0" for k, v in entries.items()]
+        lines = []
         for a in alerts:
             tags = ",".join(f"{t}={encode_tag(str(a[f]) or '-')}" for t, f in (
                 ("project", "project"), ("run", "run"), ("metric", "key"), ("rule", "rule"), ("kind", "kind"),
@@ -242,9 +271,11 @@ class InfluxStore(SeriesOneByOne):
             if isinstance(value, float) and math.isfinite(value):
                 fields += f",value={_num(value)}"
             lines.append(f"cs_alert,{tags} {fields} {a.get('time_ns') or round(a['time_ms']) * 1_000_000}")
-        if lines:
-            with self._lock:
+        with self._lock:
+            if lines:  # the transitions first: state saved means they are stored too
                 self._db.write(lines)
+            if state:
+                self._db.write(state, meta=True)
 
     # ------------------------------------------------------------------ reading
     def runs(self) -> list[RunRecord]:
@@ -253,7 +284,7 @@ class InfluxStore(SeriesOneByOne):
             tags = s.get("tags", {})
             points[(decode_tag(tags.get("project", "")), decode_tag(tags.get("run", "")))] = s["values"][0][1]
         out = []
-        for s in self._db.series('SELECT * FROM "cs_run" GROUP BY "project", "run"'):
+        for s in self._db.series(f'SELECT * FROM {self._db.meta("cs_run")} GROUP BY "project", "run"'):
             tags = s.get("tags", {})
             project, run = decode_tag(tags.get("project", "")), decode_tag(tags.get("run", ""))
             row = dict(zip(s["columns"], s["values"][-1]))
@@ -322,7 +353,7 @@ class InfluxStore(SeriesOneByOne):
         plans = self._rollup.plan(key, self._db.statements)
         if plans is not None:
             return series_query(self._db.statements, key, q, plans[rollup_axis(q.x)], origin,
-                                plans["time"].size(0))
+                                plans["time"].size(0), source=self._rollup.source)
         wall, step, y = self._raw(where, None, None)
         if q.x == "step":
             order = np.argsort(step, kind="stable")
