@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import builtins
 import json
-import logging
 import os
 import pathlib
 from typing import Any, Sequence
 
-from curvestream_bridge.service import run_bridge
-from curvestream_bridge.settings import BridgeSettings
-from curvestream_bridge.store import Store, open_store
+from curvestream_bridge.store import Store
+
+from wrapped_bridge import run_over
 
 
 class FaultyStore:
@@ -42,14 +41,7 @@ class FaultyStore:
 
 
 def main() -> None:
-    logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    settings = BridgeSettings()
-    store = FaultyStore(open_store(settings.store, writer_id=settings.mqtt_client_id),
-                        pathlib.Path(os.environ["FAULTY_STORE_SPEC"]))
-    try:
-        run_bridge(settings, store)  # type: ignore[arg-type]
-    except KeyboardInterrupt:
-        pass
+    run_over(lambda store: FaultyStore(store, pathlib.Path(os.environ["FAULTY_STORE_SPEC"])))
 
 
 if __name__ == "__main__":

@@ -10,15 +10,14 @@ has begun, it has not finished). ``HELD_STORE_STATE`` is rewritten with
 from __future__ import annotations
 
 import json
-import logging
 import os
 import pathlib
 import threading
 from typing import Any, Sequence
 
-from curvestream_bridge.service import run_bridge
-from curvestream_bridge.settings import BridgeSettings
-from curvestream_bridge.store import Store, open_store
+from curvestream_bridge.store import Store
+
+from wrapped_bridge import run_over
 
 
 class HeldStore:
@@ -51,14 +50,8 @@ class HeldStore:
 
 
 def main() -> None:
-    logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    settings = BridgeSettings()
-    store = HeldStore(open_store(settings.store, writer_id=settings.mqtt_client_id),
-                      pathlib.Path(os.environ["HELD_STORE_GATE"]), pathlib.Path(os.environ["HELD_STORE_STATE"]))
-    try:
-        run_bridge(settings, store)  # type: ignore[arg-type]
-    except KeyboardInterrupt:
-        pass
+    run_over(lambda store: HeldStore(store, pathlib.Path(os.environ["HELD_STORE_GATE"]),
+                                     pathlib.Path(os.environ["HELD_STORE_STATE"])))
 
 
 if __name__ == "__main__":
