@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import httpx
+import pytest
 import numpy as np
 
 from curvestream_wire.v1 import run_pb2
@@ -106,5 +107,18 @@ def test_meta_rows_a_bridge_kept_in_the_default_policy_move_to_their_own_at_its_
         for q in (SeriesQuery("proj", "run", "loss", "step", None, None, 150),
                   SeriesQuery("proj", "run", "loss", "time", None, None, 150)):
             assert_same(store.series(q), reference(q, both), str(q))
+    finally:
+        store.close()
+
+
+def test_records_the_default_policy_would_drop_make_the_write_fail_never_pass_for_stored(influxd):
+    db = "expiring_no_meta"
+    _influxql(influxd, f'CREATE DATABASE "{db}" WITH DURATION 1h')
+    points = _recent(curve(np.random.default_rng(11), 300, hostile_values=False), hours_ago=0.1)
+    store = influx_store(influxd, db, meta_rp="")  # told to keep its records in the default policy
+    try:
+        with pytest.raises(RuntimeError, match="retention policy"):  # unexpected: the bridge parks the batch
+            store.write(batches(points, [150]))
+        assert store.stored_ranges(b"producer-1") == []
     finally:
         store.close()

@@ -49,8 +49,10 @@ _TRANSIENT = re.compile(r"shutdown|shutting down|interrupted|timeout|timed out|m
                         re.IGNORECASE)
 """InfluxQL errors of the server's state, not of the statement (InfluxDB answers them inside a 200)."""
 
-_EXPIRED = re.compile(r'\{"error":"partial write: points beyond retention policy dropped=(\d+)"\}\s*')
-"""The answer to a write some of whose points are older than the retention policy (the others are stored)."""
+_EXPIRED = re.compile(r'partial write: points beyond retention policy dropped=(\d+)"\}\s*$')
+"""The end of the answer to a write some of whose points are older than the
+retention policy, and nothing else wrong (the others are stored): 400 on 1.x,
+422 on 2.x."""
 
 META_RP = "curvestream_meta"
 META_MEASUREMENTS = ("cs_run", "cs_batch", "cs_alert_state", "cs_rollup_plan", "cs_rollup_step")
@@ -62,7 +64,7 @@ class InfluxHTTP:
     password alone, or a user alone, is sent as a token)."""
 
     def __init__(self, url: str, *, timeout_s: float = 30.0, write_deadline_s: float = 30.0,
-                 meta_rp: str = META_RP) -> None:
+                 meta_rp: str | None = None) -> None:
         parsed = urllib.parse.urlsplit(url)
         scheme = "https" if parsed.scheme == "influxdbs" else "http"
         self.database = parsed.path.strip("/") or "curvestream"
@@ -81,7 +83,7 @@ class InfluxHTTP:
         self._closing = threading.Event()  # wakes a write waiting to retry
         self.version = ""
         self._connected = False
-        self._wanted_meta_rp = meta_rp
+        self._wanted_meta_rp = meta_rp  # None: curvestream_meta on 1.x, the default policy elsewhere
         self.meta_rp = ""  # where the meta measurements are written: set at connect ("": the default policy)
         self.expired_points = 0  # points InfluxDB dropped as older than their retention policy
         self._expired_lock = threading.Lock()
@@ -99,6 +101,8 @@ class InfluxHTTP:
         if self.version.startswith("1."):
             self._query("CREATE DATABASE " + _ident(self.database), method="POST")
             self.meta_rp = self._meta_policy()
+        else:  # 2.x and 3.x map a policy name to a bucket (DBRP): one the user mapped, or the default
+            self.meta_rp = self._wanted_meta_rp or ""
         self._connected = True
 
     def _meta_policy(self) -> str:
@@ -106,7 +110,7 @@ class InfluxHTTP:
         if it exists, else created ``DURATION INF``, and the meta rows a bridge
         kept in the default policy before copied into it. "" (the default
         policy) when none is wanted or the user may not create one."""
-        name = self._wanted_meta_rp
+        name = META_RP if self._wanted_meta_rp is None else self._wanted_meta_rp
         if not name:
             return ""
         shown = self._query("SHOW RETENTION POLICIES ON " + _ident(self.database))
@@ -202,9 +206,9 @@ class InfluxHTTP:
         """A write whose chunks are sent while the caller makes more lines:
         ``add(lines)`` as they come, then ``wait()`` (which raises what a chunk raised)."""
         self._ensure_connected()
-        return Writing(self, time.monotonic() + self._write_deadline_s, self.meta_rp if meta else "")
+        return Writing(self, time.monotonic() + self._write_deadline_s, self.meta_rp if meta else "", meta)
 
-    def _write_chunk(self, chunk: list[str], deadline: float, rp: str = "") -> None:
+    def _write_chunk(self, chunk: list[str], deadline: float, rp: str = "", meta: bool = False) -> None:
         params = {"db": self.database, "precision": "ns", **self._auth_params}
         if rp:
             params["rp"] = rp
@@ -216,7 +220,11 @@ class InfluxHTTP:
                                       headers={"Content-Encoding": "gzip", "Content-Type": "text/plain"})
                 if resp.status_code == 204:
                     return
-                expired = _EXPIRED.fullmatch(resp.text) if resp.status_code == 400 else None
+                expired = _EXPIRED.search(resp.text) if resp.status_code in (400, 422) else None
+                if expired and meta:  # what must be kept was not: never take the batch for stored
+                    raise RuntimeError(f"InfluxDB dropped curvestream's own records as older than the retention "
+                                       f"policy {rp or 'by default'} of database {self.database}: give them one "
+                                       f"that keeps them (the store URL's ?meta_rp=): {resp.text[:200]}")
                 if expired:  # the rest of the chunk is stored
                     self._count_expired(int(expired.group(1)))
                     return
@@ -275,8 +283,8 @@ def _ident(name: str) -> str:
 class Writing:
     """One write in progress (see :meth:`InfluxHTTP.writing`)."""
 
-    def __init__(self, db: InfluxHTTP, deadline: float, rp: str = "") -> None:
-        self._db, self._deadline, self._rp = db, deadline, rp
+    def __init__(self, db: InfluxHTTP, deadline: float, rp: str = "", meta: bool = False) -> None:
+        self._db, self._deadline, self._rp, self._meta = db, deadline, rp, meta
         self._pending: list[str] = []
         self._futures: list[concurrent.futures.Future[None]] = []
 
@@ -287,7 +295,8 @@ class Writing:
             del self._pending[:LINES_PER_REQUEST]
 
     def _send(self, chunk: list[str]) -> None:
-        self._futures.append(self._db._writers.submit(self._db._write_chunk, chunk, self._deadline, self._rp))
+        self._futures.append(self._db._writers.submit(self._db._write_chunk, chunk, self._deadline, self._rp,
+                                                     self._meta))
 
     def abandon(self) -> None:
         """Waits for the chunks in flight, whatever they answer (the caller raises its own error)."""
@@ -300,7 +309,7 @@ class Writing:
         if self._pending:
             if not self._futures:  # one small write: no thread hop
                 chunk, self._pending = self._pending, []
-                self._db._write_chunk(chunk, self._deadline, self._rp)
+                self._db._write_chunk(chunk, self._deadline, self._rp, self._meta)
                 return
             self._send(self._pending)
             self._pending = []

@@ -56,7 +56,7 @@ from curvestream_bridge.store.base import (
     record_from_meta,
     state_name,
 )
-from curvestream_bridge.store.influx.http import META_RP, InfluxHTTP
+from curvestream_bridge.store.influx.http import InfluxHTTP
 from curvestream_bridge.store.influx.rollup import RollupWriter
 from curvestream_bridge.store.influx.rows import SeriesKey, series_where, tag_literal
 from curvestream_bridge.store.influx.series import NONFINITE, points_of, series_query
@@ -80,7 +80,7 @@ class InfluxStore(SeriesOneByOne):
                  timeout_s: float = 30.0) -> None:
         params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query, keep_blank_values=True))
         self._db = InfluxHTTP(url, timeout_s=timeout_s, write_deadline_s=write_deadline_s,
-                              meta_rp=params.get("meta_rp", META_RP))
+                              meta_rp=params.get("meta_rp"))
         self._lock = threading.Lock()
         self._runs_seen: set[tuple[str, str]] = set()
         self.rollups = params.get("rollups", "on").lower() not in ("off", "false", "0", "no")
