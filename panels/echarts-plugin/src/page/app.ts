@@ -168,8 +168,10 @@ export class App {
     this.live.setSubscriptions(this.subscriptions());
     // poll the runs list only while the live socket cannot tell us about new runs
     setInterval(() => void this.pollWhileOffline(), TIMING.runsPollMs);
-    await this.loadRuns();
-    await this.setSelection(this.state.runs);
+    const runs = this.loadRuns();
+    if (this.state.runs.length === 0) await runs; // it may pick the newest run
+    // runs named by the URL: their curves need not wait for the runs list
+    await Promise.all([runs, this.setSelection(this.state.runs)]);
   }
 
   // ---- runs and selection ----
