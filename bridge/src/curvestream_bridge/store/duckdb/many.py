@@ -99,7 +99,7 @@ def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int
     for i, (sid, _) in enumerate(frames):
         mine = w["cid"][w["i"] == i]
         if len(mine):
-            arms.append(f"SELECT {i} AS i, c.pts FROM chunks c JOIN want_c w ON c.cid = w.cid AND w.i = {i} "
+            arms.append(f"SELECT {i} AS i, c.pts, c.cid FROM chunks c JOIN want_c w ON c.cid = w.cid AND w.i = {i} "
                         f"WHERE c.sid = {int(sid)} AND c.cid BETWEEN {int(mine.min())} AND {int(mine.max())}")
     raws = _blobs_by(cur, len(frames), arms, w)
     return [assemble(f, levels, (raw["step"], raw["wall"], raw["value"]))
@@ -159,7 +159,7 @@ def _rollup_rows(cur: duckdb.DuckDBPyConnection, axis: str,
 def _raw(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int, Frame, M4Agg]]) -> list[SeriesResult]:
     """The raw answers of many (sid, frame, aggregates): one statement."""
     x0, x1 = ("s0", "s1") if axis == "step" else ("w0", "w1")
-    arms = [f"SELECT {i} AS i, pts FROM chunks WHERE sid = {int(sid)} AND {x1} >= {int(f.lo)} AND {x0} <= {int(f.hi)}"
+    arms = [f"SELECT {i} AS i, pts, cid FROM chunks WHERE sid = {int(sid)} AND {x1} >= {int(f.lo)} AND {x0} <= {int(f.hi)}"
             for i, (sid, f, _) in enumerate(frames)]
     pts = _blobs_by(cur, len(frames), arms)
     return [raw_result(f, p["step"], p["wall"], p["value"], agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
@@ -168,14 +168,17 @@ def _raw(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int, Fram
 
 def _blobs_by(cur: duckdb.DuckDBPyConnection, n: int, arms: list[str],
               want: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
-    """Run the ``UNION ALL`` of ``arms`` (each ``SELECT i, pts …``, integers
+    """Run the ``UNION ALL`` of ``arms`` (each ``SELECT i, pts, cid …``, integers
     inlined; ``want``: the table ``want_c`` they may join) in one statement,
-    and decode the chunks of each ``i`` in ``range(n)``."""
+    and decode the chunks of each ``i`` in ``range(n)``, in the order they
+    were written (their points then come in x order, mostly: no sort needed
+    to merge them)."""
     if not arms:
         return [np.zeros(0, dtype=chunk_codec.RECORD) for _ in range(n)]
     with scan(cur, "want_c", want if want is not None else {"i": np.zeros(0, np.int64), "cid": np.zeros(0, np.int64)}):
         rows = cur.execute(" UNION ALL ".join(arms)).fetchall()
+    rows.sort(key=lambda r: (r[0], r[2]))
     blobs: list[list[bytes]] = [[] for _ in range(n)]
-    for i, blob in rows:
+    for i, blob, _ in rows:
         blobs[i].append(blob)
     return [chunk_codec.decode(b) for b in blobs]

@@ -179,71 +179,85 @@ def assemble(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
     interval is one run: merged in O(rows) after one sort."""
     assert f.intervals is not None and f.pieces is not None
     plan = f.pieces.plan
-    parts, starts = [], []
+    parts, keeps, starts = [], [], []
     by_level: dict[int, list[tuple[np.ndarray, M4Agg]]] = {}
     for k, buckets, agg in rows:
         by_level.setdefault(k, []).append((buckets, agg))
     for k, entries in by_level.items():
-        buckets = np.concatenate([e[0] for e in entries])
-        agg = M4Agg.concat([e[1] for e in entries])
-        iv = f.pieces.interval_of(k, buckets)
-        keep = iv >= 0
-        if not keep.all():
-            buckets, agg = buckets[keep], agg.take(np.flatnonzero(keep))
-        buckets, agg = _one_row_per_bucket(buckets, agg, f.axis)
+        buckets = np.concatenate([e[0] for e in entries]) if len(entries) > 1 else entries[0][0]
+        agg = M4Agg.concat([e[1] for e in entries]) if len(entries) > 1 else entries[0][1]
+        keep = np.flatnonzero(f.pieces.interval_of(k, buckets) >= 0)
+        buckets, agg, keep = _one_row_per_bucket(buckets, agg, keep, f.axis)
         parts.append(agg)
-        starts.append(buckets * plan.size(k))
+        keeps.append(keep)
+        starts.append(buckets[keep] * plan.size(k))
     raw_agg, raw_start = _raw_runs(f, *raw)
     parts.append(raw_agg)
+    keeps.append(np.arange(len(raw_agg)))
     starts.append(raw_start)
     start = np.concatenate(starts)
+    offsets = np.cumsum([0] + [len(p) for p in parts[:-1]])
+    kept = np.concatenate([keep + offset for keep, offset in zip(keeps, offsets)])
     order = np.argsort(start, kind="stable")
-    agg, start = M4Agg.concat(parts).take(order), start[order]
+    start = start[order]
     iv = f.intervals.index(start)
     out = M4Agg.empty(len(f.intervals))
     if len(iv):
         runs = np.flatnonzero(np.concatenate(([True], iv[1:] != iv[:-1])))
-        out.put(iv[runs], merge_runs(agg, runs))
+        out.put(iv[runs], merge_runs(M4Agg.concat(parts), runs, kept[order]))
     return out
 
 
-def _one_row_per_bucket(buckets: np.ndarray, agg: M4Agg, axis: str) -> tuple[np.ndarray, M4Agg]:
-    """Merge the partial rows of buckets that have several (only those: a
-    general merge sorts)."""
-    if len(buckets) < 2:
-        return buckets, agg
-    order = np.argsort(buckets, kind="stable")
-    b = buckets[order]
-    dup = np.concatenate(([False], b[1:] == b[:-1]))
+def _one_row_per_bucket(buckets: np.ndarray, agg: M4Agg, keep: np.ndarray,
+                        axis: str) -> tuple[np.ndarray, M4Agg, np.ndarray]:
+    """Merge the partial rows of the kept buckets that have several (only
+    those: a general merge sorts); answers the rows and which to keep."""
+    b = buckets[keep]
+    if len(b) < 2 or bool(np.all(b[1:] > b[:-1])):  # rows as read: one per bucket, in order
+        return buckets, agg, keep
+    order = np.argsort(b, kind="stable")
+    bs = b[order]
+    dup = np.concatenate(([False], bs[1:] == bs[:-1]))
     if not dup.any():
-        return buckets, agg
+        return buckets, agg, keep
     dup[:-1] |= dup[1:]  # both sides of each equal pair
-    single, multi = order[~dup], order[dup]
+    single, multi = keep[order[~dup]], keep[order[dup]]
     keys, group = np.unique(buckets[multi], return_inverse=True)
     merged = merge(agg.take(multi), group.ravel(), len(keys), axis)
-    return np.concatenate([buckets[single], keys]), M4Agg.concat([agg.take(single), merged])
+    rows = M4Agg.concat([agg.take(single), merged])
+    return np.concatenate([buckets[single], keys]), rows, np.arange(len(rows))
 
 
 def _raw_runs(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray) -> tuple[M4Agg, np.ndarray]:
     """The raw points of the straddling bottom buckets, merged per interval and
     bucket (so that runs do not overlap the pieces between two straddlers), and
-    where each run starts."""
+    where each run starts.
+
+    Once the points are in x order, runs begin where an interval or a bucket
+    begins: found by searching the few edges among the points rather than
+    each point among the edges."""
     assert f.intervals is not None and f.pieces is not None
     straddlers = f.pieces.straddlers
     if len(step) == 0 or len(straddlers) == 0:
         return M4Agg.empty(), np.zeros(0, np.int64)
-    x = step if f.axis == "step" else wall
-    b = f.pieces.plan.bottom_bucket(x)
-    pos = np.minimum(np.searchsorted(straddlers, b), len(straddlers) - 1)
-    keep = np.flatnonzero(straddlers[pos] == b)
-    step, wall, value, x, b = step[keep], wall[keep], value[keep], x[keep], b[keep]
+    step, wall, value = (np.ascontiguousarray(a) for a in (step, wall, value))
     if not _sorted(f.axis, step, wall):
         order = order_by_x(f.axis, step, wall)
-        step, wall, value, x, b = step[order], wall[order], value[order], x[order], b[order]
-    iv = f.intervals.index(x)
-    change = (iv[1:] != iv[:-1]) | (b[1:] != b[:-1])
-    runs = np.flatnonzero(np.concatenate(([True], change))) if len(iv) else np.zeros(0, np.int64)
-    return points_runs(step, wall, value, runs), x[runs]
+        step, wall, value = step[order], wall[order], value[order]
+    x = step if f.axis == "step" else wall
+    plan = f.pieces.plan
+    s0 = plan.size(plan.k0)
+    edges = np.concatenate((f.intervals.edges[1:-1], straddlers * s0, (straddlers + 1) * s0))
+    runs = np.unique(np.searchsorted(x, edges, side="left"))
+    runs = np.concatenate(([0], runs[(runs > 0) & (runs < len(x))]))
+    b = plan.bottom_bucket(x[runs])
+    pos = np.minimum(np.searchsorted(straddlers, b), len(straddlers) - 1)
+    mine = straddlers[pos] == b  # runs of points outside every straddling bucket are dropped
+    agg = points_runs(step, wall, value, runs)
+    if not mine.all():
+        keep = np.flatnonzero(mine)
+        agg, runs = agg.take(keep), runs[keep]
+    return agg, x[runs]
 
 
 def _sorted(axis: str, step: np.ndarray, wall: np.ndarray) -> bool:
