@@ -47,6 +47,12 @@ __all__ = ["SCHEMA", "PointWriter", "series_query", "scan", "BOTTOM_TARGET_POINT
 BOTTOM_TARGET_POINTS = 64
 """A bottom bucket holds up to about this many points (8 to 64 on a regular series)."""
 
+PROBE_BELOW = 4
+"""Count a range first only when it likely holds at most 4·width points (is
+likely answered raw): a count costs a statement nearly as dear as the rows of
+the full frame, so counting a range that then needs its columns after all
+costs about half again."""
+
 _AGG_COLS = ("n BIGINT NOT NULL, f_s BIGINT, f_w BIGINT, f_v DOUBLE, l_s BIGINT, l_w BIGINT, l_v DOUBLE, "
              "mn_s BIGINT, mn_w BIGINT, mn_v DOUBLE, mx_s BIGINT, mx_w BIGINT, mx_v DOUBLE, nan_s BIGINT, "
              "nan_w BIGINT, has_mn BOOLEAN, has_mx BOOLEAN, has_nan BOOLEAN")
@@ -282,7 +288,8 @@ def series_query(cur: duckdb.DuckDBPyConnection, q: SeriesQuery, sid: int, plan:
             return raw_result(f, pts["step"], pts["wall"], pts["value"], agg.point(LAST, 0),
                               agg.point(FIRST, len(agg) - 1))
 
-        return rollup_answer(q, origin, extent, count, plan, lambda f: (None, _rolled_up(cur, sid, plan, f)), raw)
+        return rollup_answer(q, origin, extent, count, plan, lambda f: (None, _rolled_up(cur, sid, plan, f)), raw,
+                             PROBE_BELOW)
     f = frame(q, origin, extent, None)
     if f is None or f.lo > f.hi:
         return empty_result(q)
@@ -320,14 +327,24 @@ def _rollup_rows(cur: duckdb.DuckDBPyConnection, sid: int, axis: str, plan: Leve
             f"UNION ALL SELECT m.k, m.b, {cols}, -1, -1 FROM m4_{axis} m JOIN want w ON m.k = w.k AND m.b = w.b "
             f"WHERE m.sid = $1 AND m.b BETWEEN $5 AND $6 "
             f"UNION ALL SELECT k, b, {cols}, -1, -1 FROM m4_{axis} WHERE sid = $1 AND k = $2",
-            [sid, plan.top, int(bottom.min(initial=0)), int(bottom.max(initial=0)),
-             int(want["b"].min(initial=0)), int(want["b"].max(initial=0))]).fetchnumpy()
-    k_all, b_all, agg = _ints(got["k"]), _ints(got["b"]), _agg_from(got)
-    out = []
-    for k in plan.levels:
-        sel = np.flatnonzero(k_all == k)
-        out.append((k, b_all[sel], agg.take(sel)))
-    return out
+            [sid, plan.top, *_span(bottom), *_span(want["b"])]).fetchnumpy()
+    return by_level(_ints(got["k"]), _ints(got["b"]), _agg_from(got), plan.levels)
+
+
+def by_level(k: np.ndarray, b: np.ndarray, agg: M4Agg, levels: range) -> list[tuple[int, np.ndarray, M4Agg]]:
+    """Rows ``(k, buckets, agg)`` of each level, as slices of the rows read
+    (sorted by level first unless they came so: one copy at most)."""
+    if len(k) > 1 and not bool(np.all(k[1:] >= k[:-1])):
+        order = np.argsort(k, kind="stable")
+        k, b, agg = k[order], b[order], agg.take(order)
+    bounds = np.searchsorted(k, [levels[0], *[lv + 1 for lv in levels]])
+    return [(lv, b[i:j], agg.take(slice(i, j))) for lv, i, j in zip(levels, bounds[:-1], bounds[1:])]
+
+
+def _span(keys: np.ndarray) -> tuple[int, int]:
+    """The smallest and the largest key (0, 0 when there are none): the bounds
+    that let zone maps skip the row groups a query cannot need."""
+    return (int(keys.min()), int(keys.max())) if len(keys) else (0, 0)
 
 
 def _expand(c0: np.ndarray, c1: np.ndarray) -> np.ndarray:

@@ -77,7 +77,8 @@ class M4Agg:
                    np.broadcast_to(wall, (KINDS, m)).copy(), np.broadcast_to(value, (KINDS, m)).copy(), has,
                    wall.copy(), wall.copy(), cids, cids.copy())
 
-    def take(self, idx: np.ndarray) -> "M4Agg":
+    def take(self, idx: np.ndarray | slice) -> "M4Agg":
+        """Rows ``idx``: copies, or views when ``idx`` is a slice."""
         return M4Agg(self.n[idx], self.step[:, idx], self.wall[:, idx], self.value[:, idx], self.has[:, idx],
                      self.wlo[idx], self.whi[idx], self.c0[idx], self.c1[idx])
 
@@ -134,8 +135,8 @@ def merge_runs(agg: M4Agg, starts: np.ndarray, order: np.ndarray | None = None) 
     source = (lambda r: r) if order is None else (lambda r: order[r])
     for kind, rows in ((FIRST, starts), (LAST, ends)):
         rows = source(rows)
-        out.step[kind], out.wall[kind], out.value[kind] = agg.step[kind, rows], agg.wall[kind, rows], agg.value[kind, rows]
-        out.has[kind] = agg.has[kind, rows]
+        for name in ("step", "wall", "value", "has"):
+            getattr(out, name)[kind] = getattr(agg, name)[kind, rows]
     idx = np.arange(m)
     for kind, reduce_value, pick in ((MIN, np.fmin, np.minimum), (MAX, np.fmax, np.maximum)):
         has = rows_of(agg.has[kind])

@@ -87,14 +87,15 @@ def frame(q: SeriesQuery, origin: int, extent: tuple[int, int] | None, plan: Lev
 
 def rollup_answer(q: SeriesQuery, origin: int, extent: tuple[int, int], count: int, plan: LevelPlan,
                   rolled_up: Callable[[Frame], tuple[T, M4Agg]],
-                  raw: Callable[[Frame, T, M4Agg], SeriesResult]) -> SeriesResult:
+                  raw: Callable[[Frame, T, M4Agg], SeriesResult], probe_below: float = 16) -> SeriesResult:
     """The answer of an engine with rollups: the raw points of the range when it
     holds at most 4·width of them, else its M4. ``rolled_up(frame)`` reads what a
     frame needs and gives its per-interval aggregates (and whatever ``raw``, which
-    reads the range's points, wants of that read)."""
+    reads the range's points, wants of that read). ``probe_below``: see
+    :func:`rollup_answers`."""
     return rollup_answers([RollupJob(q, origin, extent, count, plan)],
                           lambda jobs: [rolled_up(f) for _, f in jobs],
-                          lambda jobs: [raw(f, state, agg) for _, f, state, agg in jobs])[0]
+                          lambda jobs: [raw(f, state, agg) for _, f, state, agg in jobs], probe_below)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,21 +112,29 @@ class RollupJob:
 
 def rollup_answers(jobs: list[RollupJob],
                    rolled_up: Callable[[list[tuple[int, Frame]]], list[tuple[T, M4Agg]]],
-                   raw: Callable[[list[tuple[int, Frame, T, M4Agg]]], list[SeriesResult]]) -> list[SeriesResult]:
+                   raw: Callable[[list[tuple[int, Frame, T, M4Agg]]], list[SeriesResult]],
+                   probe_below: float = 16) -> list[SeriesResult]:
     """:func:`rollup_answer` of many series at once, phase by phase, so that an
     engine reads what all of them need in each phase together (one statement,
     one request): ``rolled_up`` gets ``(job index, frame)`` pairs and ``raw``
     ``(job index, frame, state, agg)``; each answers in the order it was given.
     At most two ``rolled_up`` phases (a count of the range, then its columns,
     for ranges that looked small enough to be raw and were not) and one
-    ``raw`` phase."""
+    ``raw`` phase.
+
+    A range is counted first when the series' density says it holds at most
+    ``probe_below``·width points. The answer does not depend on it, only the
+    cost: an engine whose full frame costs much more than a count (one
+    statement per straddling bucket) wants a generous bound, one whose
+    statements cost about the same whatever they read wants 4 (count only
+    what is likely raw)."""
     out: list[SeriesResult | None] = [None] * len(jobs)
     first: list[tuple[int, Frame, bool]] = []  # (job, frame, probe)
     for i, job in enumerate(jobs):
         f = frame(job.query, job.origin, job.extent, None)
         if f is None or f.lo > f.hi:
             out[i] = empty_result(job.query)
-        elif _probably_raw(f, job.count, job.extent):
+        elif _probably_raw(f, job.count, job.extent, probe_below):
             probe = frame(job.query, job.origin, job.extent, job.plan, columns=False)
             assert probe is not None
             first.append((i, probe, True))
@@ -157,14 +166,14 @@ def rollup_answers(jobs: list[RollupJob],
     return out  # type: ignore[return-value]
 
 
-def _probably_raw(f: Frame, count: int, extent: tuple[int, int]) -> bool:
+def _probably_raw(f: Frame, count: int, extent: tuple[int, int], factor: float) -> bool:
     """Whether the range likely holds few enough points to be answered raw
     (then one interval is counted first instead of ``width`` columns)."""
     lo, hi = max(f.lo, extent[0]), min(f.hi, extent[1])
     if hi < lo:
         return True
     share = (hi - lo + 1) / max(extent[1] - extent[0] + 1, 1)
-    return count * share <= 16 * f.width
+    return count * share <= factor * f.width
 
 
 def assemble(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
@@ -273,7 +282,7 @@ def _neighbour(agg: M4Agg, kind: int, i: int) -> tuple[int, int, float] | None:
 
 def m4_result(f: Frame, agg: M4Agg) -> SeriesResult:
     """The M4 points of the columns, with the neighbours outside the range."""
-    cols = agg.take(np.arange(1, len(agg) - 1))
+    cols = agg.take(slice(1, len(agg) - 1))
     total = int(cols.n.sum())
     steps, walls, values = [], [], []
     for kind in _KIND_ORDER:
