@@ -143,9 +143,8 @@ def _rollup_rows(cur: duckdb.DuckDBPyConnection, axis: str,
     with scan(cur, "want_b", wb), scan(cur, "want", wu):
         got = cur.execute(" UNION ALL ".join(arms)).fetchnumpy()
     i_all, k_all, b_all, agg = _ints(got["i"]), _ints(got["k"]), _ints(got["b"]), _agg_from(got)
-    key = i_all * 256 + k_all  # levels < 256
-    if len(key) > 1 and not bool(np.all(key[1:] >= key[:-1])):
-        order = np.argsort(key, kind="stable")  # one copy, then slices
+    if len(i_all) > 1 and not bool(np.all(i_all[1:] >= i_all[:-1])):  # arms came interleaved
+        order = np.argsort(i_all, kind="stable")
         i_all, k_all, b_all, agg = i_all[order], k_all[order], b_all[order], agg.take(order)
     bounds = np.searchsorted(i_all, np.arange(len(frames) + 1))
     return [by_level(k_all[a:b], b_all[a:b], agg.take(slice(a, b)), f.pieces.plan.levels)  # type: ignore[union-attr]

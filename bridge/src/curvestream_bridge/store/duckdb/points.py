@@ -332,13 +332,19 @@ def _rollup_rows(cur: duckdb.DuckDBPyConnection, sid: int, axis: str, plan: Leve
 
 
 def by_level(k: np.ndarray, b: np.ndarray, agg: M4Agg, levels: range) -> list[tuple[int, np.ndarray, M4Agg]]:
-    """Rows ``(k, buckets, agg)`` of each level, as slices of the rows read
-    (sorted by level first unless they came so: one copy at most)."""
-    if len(k) > 1 and not bool(np.all(k[1:] >= k[:-1])):
-        order = np.argsort(k, kind="stable")
-        k, b, agg = k[order], b[order], agg.take(order)
-    bounds = np.searchsorted(k, [levels[0], *[lv + 1 for lv in levels]])
-    return [(lv, b[i:j], agg.take(slice(i, j))) for lv, i, j in zip(levels, bounds[:-1], bounds[1:])]
+    """Rows ``(k, buckets, agg)`` of each level: a slice of the rows read when
+    the level's rows came together (the bottom and top levels, each from its
+    own arm), a copy only when they came interleaved (the levels between share
+    a table and come in its order)."""
+    out = []
+    for lv in levels:
+        sel = np.flatnonzero(k == lv)
+        if len(sel) and sel[-1] - sel[0] + 1 == len(sel):
+            rows: np.ndarray | slice = slice(int(sel[0]), int(sel[-1]) + 1)
+        else:
+            rows = sel
+        out.append((lv, b[rows], agg.take(rows)))
+    return out
 
 
 def _span(keys: np.ndarray) -> tuple[int, int]:
