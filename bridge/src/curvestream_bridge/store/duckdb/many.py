@@ -31,7 +31,8 @@ import numpy as np
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.duckdb import chunks as chunk_codec
-from curvestream_bridge.store.duckdb.points import _AGG_NAMES, _agg_from, _expand, _ints, scan, series_query
+from curvestream_bridge.store.duckdb.points import (PROBE_BELOW, _AGG_NAMES, _agg_from, _expand, _ints, _span, by_level,
+                                                    scan, series_query)
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
 from curvestream_bridge.store.m4.levels import LevelPlan
 from curvestream_bridge.store.m4.query import Frame, RollupJob, assemble, raw_result, rollup_answers, rollup_axis
@@ -64,7 +65,8 @@ def series_many(cur: duckdb.DuckDBPyConnection, items: list[ManyItem], empty: An
             [job for _, job, _ in entries],
             lambda jobs, sids=sids, axis=axis: [(None, agg) for agg in
                                                 _rolled_up(cur, axis, [(sids[j], f) for j, f in jobs])],
-            lambda jobs, sids=sids, axis=axis: _raw(cur, axis, [(sids[j], f, agg) for j, f, _, agg in jobs]))
+            lambda jobs, sids=sids, axis=axis: _raw(cur, axis, [(sids[j], f, agg) for j, f, _, agg in jobs]),
+            PROBE_BELOW)
         for (i, _, _), answer in zip(entries, answers):
             out[i] = answer
     return out  # type: ignore[return-value]
@@ -99,7 +101,7 @@ def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int
     for i, (sid, _) in enumerate(frames):
         mine = w["cid"][w["i"] == i]
         if len(mine):
-            arms.append(f"SELECT {i} AS i, c.pts FROM chunks c JOIN want_c w ON c.cid = w.cid AND w.i = {i} "
+            arms.append(f"SELECT {i} AS i, c.pts, c.cid FROM chunks c JOIN want_c w ON c.cid = w.cid AND w.i = {i} "
                         f"WHERE c.sid = {int(sid)} AND c.cid BETWEEN {int(mine.min())} AND {int(mine.max())}")
     raws = _blobs_by(cur, len(frames), arms, w)
     return [assemble(f, levels, (raw["step"], raw["wall"], raw["value"]))
@@ -133,33 +135,27 @@ def _rollup_rows(cur: duckdb.DuckDBPyConnection, axis: str,
         # as .points._rollup_rows for one series: its sid and the BETWEENs let zone maps skip row groups
         b, u = wb["b"][wb["i"] == i], wu["b"][wu["i"] == i]
         arms += [f"SELECT w.i, 0 AS k, m.b, {cols}, m.c0, m.c1 FROM m4b_{axis} m JOIN want_b w ON m.b = w.b "
-                 f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {int(b.min(initial=0))} AND "
-                 f"{int(b.max(initial=0))}",
+                 f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {_span(b)[0]} AND {_span(b)[1]}",
                  f"SELECT w.i, m.k, m.b, {cols}, -1, -1 FROM m4_{axis} m JOIN want w ON m.k = w.k AND m.b = w.b "
-                 f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {int(u.min(initial=0))} AND "
-                 f"{int(u.max(initial=0))}",
+                 f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {_span(u)[0]} AND {_span(u)[1]}",
                  f"SELECT {i}, k, b, {', '.join(_AGG_NAMES)}, -1, -1 FROM m4_{axis} "
                  f"WHERE sid = {int(sid)} AND k = {int(f.pieces.plan.top)}"]  # type: ignore[union-attr]
     with scan(cur, "want_b", wb), scan(cur, "want", wu):
         got = cur.execute(" UNION ALL ".join(arms)).fetchnumpy()
     i_all, k_all, b_all, agg = _ints(got["i"]), _ints(got["k"]), _ints(got["b"]), _agg_from(got)
-    order = np.argsort(i_all, kind="stable")
-    bounds = np.searchsorted(i_all[order], np.arange(len(frames) + 1))
-    out = []
-    for i, (_, f) in enumerate(frames):
-        mine = order[bounds[i]:bounds[i + 1]]
-        levels = []
-        for k in f.pieces.plan.levels:  # type: ignore[union-attr]
-            sel = mine[k_all[mine] == k]
-            levels.append((k, b_all[sel], agg.take(sel)))
-        out.append(levels)
-    return out
+    if len(i_all) > 1 and not bool(np.all(i_all[1:] >= i_all[:-1])):  # arms came interleaved
+        order = np.argsort(i_all, kind="stable")
+        i_all, k_all, b_all, agg = i_all[order], k_all[order], b_all[order], agg.take(order)
+    bounds = np.searchsorted(i_all, np.arange(len(frames) + 1))
+    return [by_level(k_all[a:b], b_all[a:b], agg.take(slice(a, b)), f.pieces.plan.levels)  # type: ignore[union-attr]
+            for (_, f), a, b in zip(frames, bounds[:-1], bounds[1:])]
 
 
 def _raw(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int, Frame, M4Agg]]) -> list[SeriesResult]:
     """The raw answers of many (sid, frame, aggregates): one statement."""
     x0, x1 = ("s0", "s1") if axis == "step" else ("w0", "w1")
-    arms = [f"SELECT {i} AS i, pts FROM chunks WHERE sid = {int(sid)} AND {x1} >= {int(f.lo)} AND {x0} <= {int(f.hi)}"
+    arms = [f"SELECT {i} AS i, pts, cid FROM chunks WHERE sid = {int(sid)} AND {x1} >= {int(f.lo)} "
+            f"AND {x0} <= {int(f.hi)}"
             for i, (sid, f, _) in enumerate(frames)]
     pts = _blobs_by(cur, len(frames), arms)
     return [raw_result(f, p["step"], p["wall"], p["value"], agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
@@ -168,14 +164,17 @@ def _raw(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int, Fram
 
 def _blobs_by(cur: duckdb.DuckDBPyConnection, n: int, arms: list[str],
               want: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
-    """Run the ``UNION ALL`` of ``arms`` (each ``SELECT i, pts …``, integers
+    """Run the ``UNION ALL`` of ``arms`` (each ``SELECT i, pts, cid …``, integers
     inlined; ``want``: the table ``want_c`` they may join) in one statement,
-    and decode the chunks of each ``i`` in ``range(n)``."""
+    and decode the chunks of each ``i`` in ``range(n)``, in the order they
+    were written (their points then come in x order, mostly: no sort needed
+    to merge them)."""
     if not arms:
         return [np.zeros(0, dtype=chunk_codec.RECORD) for _ in range(n)]
     with scan(cur, "want_c", want if want is not None else {"i": np.zeros(0, np.int64), "cid": np.zeros(0, np.int64)}):
         rows = cur.execute(" UNION ALL ".join(arms)).fetchall()
+    rows.sort(key=lambda r: (r[0], r[2]))
     blobs: list[list[bytes]] = [[] for _ in range(n)]
-    for i, blob in rows:
+    for i, blob, _ in rows:
         blobs[i].append(blob)
     return [chunk_codec.decode(b) for b in blobs]

@@ -47,6 +47,12 @@ __all__ = ["SCHEMA", "PointWriter", "series_query", "scan", "BOTTOM_TARGET_POINT
 BOTTOM_TARGET_POINTS = 64
 """A bottom bucket holds up to about this many points (8 to 64 on a regular series)."""
 
+PROBE_BELOW = 4
+"""Count a range first only when it likely holds at most 4·width points (is
+likely answered raw): a count costs a statement nearly as dear as the rows of
+the full frame, so counting a range that then needs its columns after all
+costs about half again."""
+
 _AGG_COLS = ("n BIGINT NOT NULL, f_s BIGINT, f_w BIGINT, f_v DOUBLE, l_s BIGINT, l_w BIGINT, l_v DOUBLE, "
              "mn_s BIGINT, mn_w BIGINT, mn_v DOUBLE, mx_s BIGINT, mx_w BIGINT, mx_v DOUBLE, nan_s BIGINT, "
              "nan_w BIGINT, has_mn BOOLEAN, has_mx BOOLEAN, has_nan BOOLEAN")
@@ -282,7 +288,8 @@ def series_query(cur: duckdb.DuckDBPyConnection, q: SeriesQuery, sid: int, plan:
             return raw_result(f, pts["step"], pts["wall"], pts["value"], agg.point(LAST, 0),
                               agg.point(FIRST, len(agg) - 1))
 
-        return rollup_answer(q, origin, extent, count, plan, lambda f: (None, _rolled_up(cur, sid, plan, f)), raw)
+        return rollup_answer(q, origin, extent, count, plan, lambda f: (None, _rolled_up(cur, sid, plan, f)), raw,
+                             PROBE_BELOW)
     f = frame(q, origin, extent, None)
     if f is None or f.lo > f.hi:
         return empty_result(q)
@@ -320,14 +327,30 @@ def _rollup_rows(cur: duckdb.DuckDBPyConnection, sid: int, axis: str, plan: Leve
             f"UNION ALL SELECT m.k, m.b, {cols}, -1, -1 FROM m4_{axis} m JOIN want w ON m.k = w.k AND m.b = w.b "
             f"WHERE m.sid = $1 AND m.b BETWEEN $5 AND $6 "
             f"UNION ALL SELECT k, b, {cols}, -1, -1 FROM m4_{axis} WHERE sid = $1 AND k = $2",
-            [sid, plan.top, int(bottom.min(initial=0)), int(bottom.max(initial=0)),
-             int(want["b"].min(initial=0)), int(want["b"].max(initial=0))]).fetchnumpy()
-    k_all, b_all, agg = _ints(got["k"]), _ints(got["b"]), _agg_from(got)
+            [sid, plan.top, *_span(bottom), *_span(want["b"])]).fetchnumpy()
+    return by_level(_ints(got["k"]), _ints(got["b"]), _agg_from(got), plan.levels)
+
+
+def by_level(k: np.ndarray, b: np.ndarray, agg: M4Agg, levels: range) -> list[tuple[int, np.ndarray, M4Agg]]:
+    """Rows ``(k, buckets, agg)`` of each level: a slice of the rows read when
+    the level's rows came together (the bottom and top levels, each from its
+    own arm), a copy only when they came interleaved (the levels between share
+    a table and come in its order)."""
     out = []
-    for k in plan.levels:
-        sel = np.flatnonzero(k_all == k)
-        out.append((k, b_all[sel], agg.take(sel)))
+    for lv in levels:
+        sel = np.flatnonzero(k == lv)
+        if len(sel) and sel[-1] - sel[0] + 1 == len(sel):
+            rows: np.ndarray | slice = slice(int(sel[0]), int(sel[-1]) + 1)
+        else:
+            rows = sel
+        out.append((lv, b[rows], agg.take(rows)))
     return out
+
+
+def _span(keys: np.ndarray) -> tuple[int, int]:
+    """The smallest and the largest key (0, 0 when there are none): the bounds
+    that let zone maps skip the row groups a query cannot need."""
+    return (int(keys.min()), int(keys.max())) if len(keys) else (0, 0)
 
 
 def _expand(c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
@@ -341,9 +364,10 @@ def _chunks_by_id(cur: duckdb.DuckDBPyConnection, sid: int, cids: np.ndarray) ->
     if len(cids) == 0:
         return np.zeros(0, dtype=chunk_codec.RECORD)
     with scan(cur, "want_c", {"cid": cids}):
-        rows = cur.execute("SELECT c.pts FROM chunks c JOIN want_c w ON c.cid = w.cid WHERE c.sid = ? "
+        rows = cur.execute("SELECT c.cid, c.pts FROM chunks c JOIN want_c w ON c.cid = w.cid WHERE c.sid = ? "
                            "AND c.cid BETWEEN ? AND ?", [sid, int(cids[0]), int(cids[-1])]).fetchall()
-    return chunk_codec.decode([r[0] for r in rows])
+    rows.sort()  # in the order written: their points then come in x order, mostly (no sort needed to merge them)
+    return chunk_codec.decode([r[1] for r in rows])
 
 
 def _chunk_points(cur: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> np.ndarray:

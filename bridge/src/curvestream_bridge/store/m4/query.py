@@ -87,14 +87,15 @@ def frame(q: SeriesQuery, origin: int, extent: tuple[int, int] | None, plan: Lev
 
 def rollup_answer(q: SeriesQuery, origin: int, extent: tuple[int, int], count: int, plan: LevelPlan,
                   rolled_up: Callable[[Frame], tuple[T, M4Agg]],
-                  raw: Callable[[Frame, T, M4Agg], SeriesResult]) -> SeriesResult:
+                  raw: Callable[[Frame, T, M4Agg], SeriesResult], probe_below: float = 16) -> SeriesResult:
     """The answer of an engine with rollups: the raw points of the range when it
     holds at most 4·width of them, else its M4. ``rolled_up(frame)`` reads what a
     frame needs and gives its per-interval aggregates (and whatever ``raw``, which
-    reads the range's points, wants of that read)."""
+    reads the range's points, wants of that read). ``probe_below``: see
+    :func:`rollup_answers`."""
     return rollup_answers([RollupJob(q, origin, extent, count, plan)],
                           lambda jobs: [rolled_up(f) for _, f in jobs],
-                          lambda jobs: [raw(f, state, agg) for _, f, state, agg in jobs])[0]
+                          lambda jobs: [raw(f, state, agg) for _, f, state, agg in jobs], probe_below)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,21 +112,29 @@ class RollupJob:
 
 def rollup_answers(jobs: list[RollupJob],
                    rolled_up: Callable[[list[tuple[int, Frame]]], list[tuple[T, M4Agg]]],
-                   raw: Callable[[list[tuple[int, Frame, T, M4Agg]]], list[SeriesResult]]) -> list[SeriesResult]:
+                   raw: Callable[[list[tuple[int, Frame, T, M4Agg]]], list[SeriesResult]],
+                   probe_below: float = 16) -> list[SeriesResult]:
     """:func:`rollup_answer` of many series at once, phase by phase, so that an
     engine reads what all of them need in each phase together (one statement,
     one request): ``rolled_up`` gets ``(job index, frame)`` pairs and ``raw``
     ``(job index, frame, state, agg)``; each answers in the order it was given.
     At most two ``rolled_up`` phases (a count of the range, then its columns,
     for ranges that looked small enough to be raw and were not) and one
-    ``raw`` phase."""
+    ``raw`` phase.
+
+    A range is counted first when the series' density says it holds at most
+    ``probe_below``·width points. The answer does not depend on it, only the
+    cost: an engine whose full frame costs much more than a count (one
+    statement per straddling bucket) wants a generous bound, one whose
+    statements cost about the same whatever they read wants 4 (count only
+    what is likely raw)."""
     out: list[SeriesResult | None] = [None] * len(jobs)
     first: list[tuple[int, Frame, bool]] = []  # (job, frame, probe)
     for i, job in enumerate(jobs):
         f = frame(job.query, job.origin, job.extent, None)
         if f is None or f.lo > f.hi:
             out[i] = empty_result(job.query)
-        elif _probably_raw(f, job.count, job.extent):
+        elif _probably_raw(f, job.count, job.extent, probe_below):
             probe = frame(job.query, job.origin, job.extent, job.plan, columns=False)
             assert probe is not None
             first.append((i, probe, True))
@@ -157,14 +166,14 @@ def rollup_answers(jobs: list[RollupJob],
     return out  # type: ignore[return-value]
 
 
-def _probably_raw(f: Frame, count: int, extent: tuple[int, int]) -> bool:
+def _probably_raw(f: Frame, count: int, extent: tuple[int, int], factor: float) -> bool:
     """Whether the range likely holds few enough points to be answered raw
     (then one interval is counted first instead of ``width`` columns)."""
     lo, hi = max(f.lo, extent[0]), min(f.hi, extent[1])
     if hi < lo:
         return True
     share = (hi - lo + 1) / max(extent[1] - extent[0] + 1, 1)
-    return count * share <= 16 * f.width
+    return count * share <= factor * f.width
 
 
 def assemble(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
@@ -179,71 +188,85 @@ def assemble(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
     interval is one run: merged in O(rows) after one sort."""
     assert f.intervals is not None and f.pieces is not None
     plan = f.pieces.plan
-    parts, starts = [], []
+    parts, keeps, starts = [], [], []
     by_level: dict[int, list[tuple[np.ndarray, M4Agg]]] = {}
     for k, buckets, agg in rows:
         by_level.setdefault(k, []).append((buckets, agg))
     for k, entries in by_level.items():
-        buckets = np.concatenate([e[0] for e in entries])
-        agg = M4Agg.concat([e[1] for e in entries])
-        iv = f.pieces.interval_of(k, buckets)
-        keep = iv >= 0
-        if not keep.all():
-            buckets, agg = buckets[keep], agg.take(np.flatnonzero(keep))
-        buckets, agg = _one_row_per_bucket(buckets, agg, f.axis)
+        buckets = np.concatenate([e[0] for e in entries]) if len(entries) > 1 else entries[0][0]
+        agg = M4Agg.concat([e[1] for e in entries]) if len(entries) > 1 else entries[0][1]
+        keep = np.flatnonzero(f.pieces.interval_of(k, buckets) >= 0)
+        buckets, agg, keep = _one_row_per_bucket(buckets, agg, keep, f.axis)
         parts.append(agg)
-        starts.append(buckets * plan.size(k))
+        keeps.append(keep)
+        starts.append(buckets[keep] * plan.size(k))
     raw_agg, raw_start = _raw_runs(f, *raw)
     parts.append(raw_agg)
+    keeps.append(np.arange(len(raw_agg)))
     starts.append(raw_start)
     start = np.concatenate(starts)
+    offsets = np.cumsum([0] + [len(p) for p in parts[:-1]])
+    kept = np.concatenate([keep + offset for keep, offset in zip(keeps, offsets)])
     order = np.argsort(start, kind="stable")
-    agg, start = M4Agg.concat(parts).take(order), start[order]
+    start = start[order]
     iv = f.intervals.index(start)
     out = M4Agg.empty(len(f.intervals))
     if len(iv):
         runs = np.flatnonzero(np.concatenate(([True], iv[1:] != iv[:-1])))
-        out.put(iv[runs], merge_runs(agg, runs))
+        out.put(iv[runs], merge_runs(M4Agg.concat(parts), runs, kept[order]))
     return out
 
 
-def _one_row_per_bucket(buckets: np.ndarray, agg: M4Agg, axis: str) -> tuple[np.ndarray, M4Agg]:
-    """Merge the partial rows of buckets that have several (only those: a
-    general merge sorts)."""
-    if len(buckets) < 2:
-        return buckets, agg
-    order = np.argsort(buckets, kind="stable")
-    b = buckets[order]
-    dup = np.concatenate(([False], b[1:] == b[:-1]))
+def _one_row_per_bucket(buckets: np.ndarray, agg: M4Agg, keep: np.ndarray,
+                        axis: str) -> tuple[np.ndarray, M4Agg, np.ndarray]:
+    """Merge the partial rows of the kept buckets that have several (only
+    those: a general merge sorts); answers the rows and which to keep."""
+    b = buckets[keep]
+    if len(b) < 2 or bool(np.all(b[1:] > b[:-1])):  # rows as read: one per bucket, in order
+        return buckets, agg, keep
+    order = np.argsort(b, kind="stable")
+    bs = b[order]
+    dup = np.concatenate(([False], bs[1:] == bs[:-1]))
     if not dup.any():
-        return buckets, agg
+        return buckets, agg, keep
     dup[:-1] |= dup[1:]  # both sides of each equal pair
-    single, multi = order[~dup], order[dup]
+    single, multi = keep[order[~dup]], keep[order[dup]]
     keys, group = np.unique(buckets[multi], return_inverse=True)
     merged = merge(agg.take(multi), group.ravel(), len(keys), axis)
-    return np.concatenate([buckets[single], keys]), M4Agg.concat([agg.take(single), merged])
+    rows = M4Agg.concat([agg.take(single), merged])
+    return np.concatenate([buckets[single], keys]), rows, np.arange(len(rows))
 
 
 def _raw_runs(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray) -> tuple[M4Agg, np.ndarray]:
     """The raw points of the straddling bottom buckets, merged per interval and
     bucket (so that runs do not overlap the pieces between two straddlers), and
-    where each run starts."""
+    where each run starts.
+
+    Once the points are in x order, runs begin where an interval or a bucket
+    begins: found by searching the few edges among the points rather than
+    each point among the edges."""
     assert f.intervals is not None and f.pieces is not None
     straddlers = f.pieces.straddlers
     if len(step) == 0 or len(straddlers) == 0:
         return M4Agg.empty(), np.zeros(0, np.int64)
-    x = step if f.axis == "step" else wall
-    b = f.pieces.plan.bottom_bucket(x)
-    pos = np.minimum(np.searchsorted(straddlers, b), len(straddlers) - 1)
-    keep = np.flatnonzero(straddlers[pos] == b)
-    step, wall, value, x, b = step[keep], wall[keep], value[keep], x[keep], b[keep]
+    step, wall, value = (np.ascontiguousarray(a) for a in (step, wall, value))
     if not _sorted(f.axis, step, wall):
         order = order_by_x(f.axis, step, wall)
-        step, wall, value, x, b = step[order], wall[order], value[order], x[order], b[order]
-    iv = f.intervals.index(x)
-    change = (iv[1:] != iv[:-1]) | (b[1:] != b[:-1])
-    runs = np.flatnonzero(np.concatenate(([True], change))) if len(iv) else np.zeros(0, np.int64)
-    return points_runs(step, wall, value, runs), x[runs]
+        step, wall, value = step[order], wall[order], value[order]
+    x = step if f.axis == "step" else wall
+    plan = f.pieces.plan
+    s0 = plan.size(plan.k0)
+    edges = np.concatenate((f.intervals.edges[1:-1], straddlers * s0, (straddlers + 1) * s0))
+    runs = np.unique(np.searchsorted(x, edges, side="left"))
+    runs = np.concatenate(([0], runs[(runs > 0) & (runs < len(x))]))
+    b = plan.bottom_bucket(x[runs])
+    pos = np.minimum(np.searchsorted(straddlers, b), len(straddlers) - 1)
+    mine = straddlers[pos] == b  # runs of points outside every straddling bucket are dropped
+    agg = points_runs(step, wall, value, runs)
+    if not mine.all():
+        keep = np.flatnonzero(mine)
+        agg, runs = agg.take(keep), runs[keep]
+    return agg, x[runs]
 
 
 def _sorted(axis: str, step: np.ndarray, wall: np.ndarray) -> bool:
@@ -259,7 +282,7 @@ def _neighbour(agg: M4Agg, kind: int, i: int) -> tuple[int, int, float] | None:
 
 def m4_result(f: Frame, agg: M4Agg) -> SeriesResult:
     """The M4 points of the columns, with the neighbours outside the range."""
-    cols = agg.take(np.arange(1, len(agg) - 1))
+    cols = agg.take(slice(1, len(agg) - 1))
     total = int(cols.n.sum())
     steps, walls, values = [], [], []
     for kind in _KIND_ORDER:
