@@ -27,6 +27,7 @@ from curvestream_bridge.decode import Rejected
 from curvestream_bridge.jsonnum import json_float, json_floats
 from curvestream_bridge.replay import replay_parked as replay_parked_batches
 from curvestream_bridge.store.base import SeriesQuery, StoreUnavailable
+from curvestream_bridge.store.cancel import CANCEL, ReadCancel
 
 if TYPE_CHECKING:
     from curvestream_bridge.service import Bridge
@@ -141,6 +142,30 @@ def create_app(bridge: "Bridge") -> FastAPI:
         except StoreUnavailable as exc:
             raise HTTPException(503, f"store unavailable: {exc}", headers={"Retry-After": "2"}) from None
 
+    async def read_for(request: Request, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` in a thread, stopped if the client goes away meanwhile (a page
+        that zoomed again aborts the request before): then ``None``, and nobody
+        reads the answer."""
+        gone = ReadCancel()
+
+        def run() -> Any:
+            CANCEL.set(gone)  # this thread's copy of the context
+            return fn(*args)
+
+        task = asyncio.ensure_future(in_thread(run))
+        while not task.done():
+            await asyncio.wait({task}, timeout=0.05)
+            if not task.done() and await request.is_disconnected():
+                gone.set()
+                bridge.metrics.inc("curvestream_series_reads_cancelled_total")
+                break
+        try:
+            return await task
+        except Exception:
+            if gone.is_set():
+                return None
+            raise
+
     @app.get("/healthz", tags=["ops"])
     def healthz() -> dict[str, Any]:
         return {"ok": True}
@@ -216,7 +241,9 @@ def create_app(bridge: "Bridge") -> FastAPI:
         if start is not None and end is not None and end < start:
             raise HTTPException(422, "end must not be less than start")
         q = SeriesQuery(project, run, key, x, start, end, width)
-        result = await in_thread(bridge.store.series, q)
+        result = await read_for(request, bridge.store.series, q)
+        if result is None:
+            return Response(status_code=499)  # the client went away (nginx's "client closed request")
         return _series_answer(request, [(project, run, key, q, result)], many=False)
 
     @app.get("/api/v1/series", tags=["series"], dependencies=[Depends(can_read)], responses=_BINARY_ANSWER)
@@ -239,7 +266,9 @@ def create_app(bridge: "Bridge") -> FastAPI:
         if start is not None and end is not None and end < start:
             raise HTTPException(422, "end must not be less than start")
         queries = [SeriesQuery(p, r, k, x, start, end, width) for p, r in pairs for k in key]
-        results = await in_thread(bridge.store.series_many, queries)
+        results = await read_for(request, bridge.store.series_many, queries)
+        if results is None:
+            return Response(status_code=499)
         return _series_answer(request, [(q.project, q.run, q.key, q, res) for q, res in zip(queries, results)],
                               many=True)
 

@@ -25,6 +25,7 @@ import numpy as np
 from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.store.cancel import check
 
 __all__ = ["Store", "SeriesOneByOne", "StoreUnavailable", "StoreRejected", "RunRecord", "MetricRecord", "SeriesQuery", "SeriesResult", "RunState",
            "state_name", "XAxis"]
@@ -217,4 +218,8 @@ class SeriesOneByOne:
     """``series_many`` for an engine that answers one series at a time."""
 
     def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
-        return [self.series(q) for q in queries]  # type: ignore[attr-defined]
+        out = []
+        for q in queries:
+            check()  # the client may have gone away: the rest is read for nobody
+            out.append(self.series(q))  # type: ignore[attr-defined]
+        return out

@@ -51,6 +51,7 @@ from curvestream_bridge.store.base import (
     record_from_meta,
     state_name,
 )
+from curvestream_bridge.store.cancel import interrupting
 from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped
 from curvestream_bridge.store.duckdb.many import series_many
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
@@ -383,7 +384,7 @@ class DuckDBStore:
         sid = self._sids.get((q.project, q.run, q.key, "scalar"))
         if sid is None:
             return empty_result(q)
-        with _snapshot(cur):  # one snapshot for the several reads of a query
+        with interrupting(cur.interrupt), _snapshot(cur):  # one snapshot for the several reads of a query
             origin = self._run_start_ns(cur, q.project, q.run) if q.x == "relative" else 0
             return series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin)
 
@@ -391,7 +392,7 @@ class DuckDBStore:
     def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
         """Each query's :meth:`series` answer, read together (see :mod:`.many`)."""
         cur = self._cursor()
-        with _snapshot(cur):  # one snapshot for all of them
+        with interrupting(cur.interrupt), _snapshot(cur):  # one snapshot for all of them
             origins = self._run_starts_ns(cur, {(q.project, q.run) for q in queries if q.x == "relative"})
             items = []
             for q in queries:
