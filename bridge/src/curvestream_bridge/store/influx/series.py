@@ -175,11 +175,14 @@ def _unpacked_points(run: Statements, where: str, f: Frame, rows: list[tuple[int
         out = []
     else:
         groups: list[list[tuple[int, int, int]]] = []  # extents close in time share a statement
+        reach = 0  # the end of the last group's extents
         for extent in sorted(extents, key=lambda e: e[1]):
-            if groups and extent[1] <= max(e[2] for e in groups[-1]) + RAW_GAP_BUCKETS * time_bottom:
+            if groups and extent[1] <= reach + RAW_GAP_BUCKETS * time_bottom:
                 groups[-1].append(extent)
+                reach = max(reach, extent[2])
             else:
                 groups.append([extent])
+                reach = extent[2]
         stmts = [f'SELECT "p" FROM "{MEASUREMENT["time"]}" WHERE {where} AND "k" = \'0\' AND '
                  f'time >= {min(e[1] for e in g) // time_bottom * time_bottom} AND time <= {max(e[2] for e in g)}'
                  for g in groups]
