@@ -24,7 +24,8 @@ of a row as a column of its own, so one packed field is read ten times faster
 than the numeric ones. ``p`` (bottom level of the time rollups only) packs a
 bucket's points (``POINT``, 24 bytes each), read by the bridge for the buckets
 a pixel-column edge cuts (on either axis: a step bucket's points are found
-within its wall-time extent).
+within its wall-time extent) and, in place of ``m``, for the other bottom
+buckets a time query reads (their aggregates are made from the points).
 """
 
 from __future__ import annotations
