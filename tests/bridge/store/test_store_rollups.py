@@ -242,6 +242,31 @@ def test_influxdb_buckets_with_too_many_points_to_pack_are_read_from_the_raw_poi
         store.close()
 
 
+def test_influxdb_bottom_rows_packed_or_not_of_several_writers_read_back_exactly(tmp_path, request, monkeypatch):
+    """A query makes the aggregates of packed bottom rows from their points; a
+    bucket where one writer's row was too full to pack is read from the rows'
+    aggregates instead, and its points from the raw points."""
+    from curvestream_bridge.store.influx import rows as influx_rows
+
+    monkeypatch.setattr(influx_rows, "PACK_POINTS", 9)  # a writer's share of a bucket: sometimes more
+    rng = np.random.default_rng(15)
+    points = curve(rng, 4_000, regress=True)
+    cuts = np.cumsum(rng.integers(2, 14, len(points)))
+    items = batches(points, cuts[cuts < len(points)])
+    open_store = opener("influxdb", tmp_path, request)
+    a, b = open_store(writer="bridge-a"), open_store(writer="bridge-b")
+    try:
+        for item in items:
+            (a if rng.random() < 0.5 else b).write([item])
+        (result,) = a._db.statements(['SELECT "p" FROM "cs_rollup_time" WHERE "k" = \'0\''])
+        packed = [bool(p) for s in result for _, p in s["values"]]
+        assert any(packed) and not all(packed)
+        assert_answers(a, points, queries(points, rng, 12))
+    finally:
+        a.close()
+        b.close()
+
+
 KILLED_WRITER = """
 import os, signal, sys
 import numpy as np

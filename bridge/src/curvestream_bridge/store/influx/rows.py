@@ -24,7 +24,8 @@ of a row as a column of its own, so one packed field is read ten times faster
 than the numeric ones. ``p`` (bottom level of the time rollups only) packs a
 bucket's points (``POINT``, 24 bytes each), read by the bridge for the buckets
 a pixel-column edge cuts (on either axis: a step bucket's points are found
-within its wall-time extent).
+within its wall-time extent) and, in place of ``m``, for the other bottom
+buckets a time query reads (their aggregates are made from the points).
 """
 
 from __future__ import annotations
@@ -37,12 +38,12 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from curvestream_bridge.store.influx.lineproto import encode_tag, influxql_string, stored_tag
-from curvestream_bridge.store.m4.agg import FIRST, KINDS, LAST, MAX, MIN, NAN, M4Agg
+from curvestream_bridge.store.m4.agg import FIRST, KINDS, LAST, MAX, MIN, NAN, M4Agg, points_runs
 
 __all__ = ["RECORD", "POINT", "PACK_POINTS", "FIELDS", "SELECT_FIELDS", "field_texts", "pack", "unpack",
            "pack_points", "unpack_points",
-           "Statements", "SeriesKey", "series_where", "series_tags", "tag_literal", "rows_of", "rows_and_packs_of", "packs_of",
-           "bucket_runs"]
+           "Statements", "SeriesKey", "series_where", "series_tags", "tag_literal", "rows_of", "packs_of",
+           "aggs_of_points", "bucket_runs"]
 
 PACK_POINTS = 1500
 """At most this many points in a bottom row's ``p`` (a string field holds 64 KB); beyond, ``p`` is
@@ -163,19 +164,6 @@ def rows_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, M4Agg]
     return np.floor_divide(np.asarray(times, dtype=np.int64), size), unpack(texts)
 
 
-def rows_and_packs_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, M4Agg, list[np.ndarray | None]]:
-    """Buckets, aggregates and points of ``SELECT "m", "p"`` result series (None: not packed)."""
-    times: list[int] = []
-    texts: list[str] = []
-    packs: list[np.ndarray | None] = []
-    for s in result:
-        for t, m, p in s["values"]:
-            times.append(t)
-            texts.append(json.loads(m) if m.startswith('"') else m)
-            packs.append(unpack_points([p]) if p else None)
-    return np.floor_divide(np.asarray(times, dtype=np.int64), size), unpack(texts), packs
-
-
 def packs_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, list[np.ndarray | None]]:
     """Buckets and points of ``SELECT "p"`` result series (None: too many points, not packed)."""
     buckets: list[int] = []
@@ -185,6 +173,23 @@ def packs_of(result: list[dict[str, Any]], size: int) -> tuple[np.ndarray, list[
             buckets.append(t // size)
             packs.append(unpack_points([p]) if p else None)
     return np.asarray(buckets, dtype=np.int64), packs
+
+
+def aggs_of_points(packs: list[np.ndarray]) -> M4Agg:
+    """The aggregate of each row's points (POINT arrays, none empty), as its
+    ``m`` holds it on the time axis (x order: wall time).
+
+    >>> pts = np.array([(2, 30, 1.0), (1, 10, 5.0), (3, 20, 5.0)], dtype=POINT)
+    >>> agg = aggs_of_points([pts, pts[:1]])
+    >>> agg.n.tolist(), agg.point(FIRST, 0), agg.point(MAX, 0), agg.point(LAST, 1)
+    ([3, 1], (1, 10, 5.0), (3, 20, 5.0), (2, 30, 1.0))
+    """
+    lens = np.array([len(p) for p in packs], dtype=np.int64)
+    if len(packs) == 0:
+        return M4Agg.empty(0)
+    pts = np.concatenate(packs)
+    pts = pts[np.lexsort((pts["wall"], np.repeat(np.arange(len(packs)), lens)))]
+    return points_runs(pts["step"], pts["wall"], pts["value"], np.cumsum(lens) - lens)
 
 
 def bucket_runs(sorted_buckets: np.ndarray, gap: int) -> list[tuple[int, int]]:

@@ -3,7 +3,8 @@
 InfluxQL cannot OR several time ranges in one statement, so every run of
 needed buckets is a statement of its own; all go in one request: the rollup
 rows of the pieces of every pixel column, and at the bottom level, in the same
-statements, the rows and points (``p``) of the straddling bottom buckets.
+statements, the points (``p``) of the pieces and of the straddling bottom
+buckets, from which their aggregates are made (see :func:`_packed_bottom`).
 The step rollups carry no points (see ``PACKED_AXES``): a second request
 reads those of their cut buckets from the time rollups' bottom rows, within
 each bucket's wall-time extent; a bucket with too many points to pack is read
@@ -22,9 +23,9 @@ from curvestream_bridge.store.influx.rows import (
     SELECT_FIELDS,
     SeriesKey,
     Statements,
+    aggs_of_points,
     bucket_runs,
     packs_of,
-    rows_and_packs_of,
     rows_of,
     series_where,
 )
@@ -82,7 +83,7 @@ def _rolled_up(run: Statements, where: str, f: Frame, top: tuple[np.ndarray, M4A
             # axis their points, read by the same statement as the pieces beside them)
             keys = np.union1d(keys, f.pieces.straddlers)
             if packed:
-                fields += ', "p"'
+                fields = '"p"'
         size = plan.size(k)
         for lo, hi in bucket_runs(np.unique(keys), GAP_BUCKETS):
             stmts.append(f'SELECT {fields} FROM {measurement} WHERE {where} AND "k" = \'{k}\' AND '
@@ -93,22 +94,50 @@ def _rolled_up(run: Statements, where: str, f: Frame, top: tuple[np.ndarray, M4A
     raws = []
     unpacked: list[int] = [] if packed else f.pieces.straddlers.tolist()
     straddling = set(f.pieces.straddlers.tolist())
+    bottom = []
     for k, result in zip(targets, run(stmts) if stmts else []):
         if k == 0 and packed:
-            buckets, agg, packs = rows_and_packs_of(result, s0)
-            rows.append((k, buckets, agg))
-            for b, pts in zip(buckets.tolist(), packs):
-                if b in straddling:
-                    if pts is None:
-                        unpacked.append(b)
-                    else:
-                        raws.append((pts["step"], pts["wall"], pts["value"]))
+            bottom.append(result)
         else:
             rows.append((k, *rows_of(result, plan.size(k))))
+    if bottom:
+        buckets, agg, packs = _packed_bottom(run, where, f, bottom)
+        rows.append((0, buckets, agg))
+        for b, pts in zip(buckets.tolist(), packs):
+            if b in straddling:
+                if pts is None:
+                    unpacked.append(b)
+                else:
+                    raws.append((pts["step"], pts["wall"], pts["value"]))
     if unpacked:
         raws.extend(_unpacked_points(run, where, f, rows, np.unique(np.array(unpacked, dtype=np.int64)),
                                      time_bottom))
     return rows, assemble(f, rows, _concat_points(raws))
+
+
+def _packed_bottom(run: Statements, where: str, f: Frame,
+                   results: list[list[dict]]) -> tuple[np.ndarray, M4Agg, list[np.ndarray | None]]:
+    """Buckets, aggregates and points of the bottom rows of a packed axis read
+    as ``p`` alone: the aggregate of a row is made from its points, since
+    reading ``m`` beside ``p`` cost InfluxDB a second string block per
+    statement (a fifth of a whole-range query). The rows of a bucket that has
+    one row without points (too many to pack) are read again from ``m``."""
+    assert f.pieces is not None
+    s0 = f.pieces.plan.size(0)
+    parts = [packs_of(r, s0) for r in results]
+    buckets = np.concatenate([b for b, _ in parts])
+    packs = [p for _, ps in parts for p in ps]
+    missing = np.unique(buckets[[p is None for p in packs]])
+    keep = np.flatnonzero(~np.isin(buckets, missing))
+    buckets, packs = buckets[keep], [packs[i] for i in keep.tolist()]
+    out = [(buckets, aggs_of_points(packs), packs)]
+    stmts = [f'SELECT {SELECT_FIELDS} FROM "{MEASUREMENT[f.axis]}" WHERE {where} AND "k" = \'0\' AND '
+             f'time >= {lo * s0} AND time < {(hi + 1) * s0}' for lo, hi in bucket_runs(missing, 0)]
+    for result in run(stmts) if stmts else []:
+        b, agg = rows_of(result, s0)
+        out.append((b, agg, [None] * len(b)))
+    return (np.concatenate([b for b, _, _ in out]), M4Agg.concat([a for _, a, _ in out]),
+            [p for _, _, ps in out for p in ps])
 
 
 def _raw_answer(run: Statements, where: str, f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
@@ -149,11 +178,14 @@ def _unpacked_points(run: Statements, where: str, f: Frame, rows: list[tuple[int
         out = []
     else:
         groups: list[list[tuple[int, int, int]]] = []  # extents close in time share a statement
+        reach = 0  # the end of the last group's extents
         for extent in sorted(extents, key=lambda e: e[1]):
-            if groups and extent[1] <= max(e[2] for e in groups[-1]) + RAW_GAP_BUCKETS * time_bottom:
+            if groups and extent[1] <= reach + RAW_GAP_BUCKETS * time_bottom:
                 groups[-1].append(extent)
+                reach = max(reach, extent[2])
             else:
                 groups.append([extent])
+                reach = extent[2]
         stmts = [f'SELECT "p" FROM "{MEASUREMENT["time"]}" WHERE {where} AND "k" = \'0\' AND '
                  f'time >= {min(e[1] for e in g) // time_bottom * time_bottom} AND time <= {max(e[2] for e in g)}'
                  for g in groups]
