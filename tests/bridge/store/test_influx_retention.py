@@ -31,14 +31,27 @@ def _recent(points, hours_ago: float = 0.5):
     return points
 
 
+def _database(influxd, name: str, duration: str) -> str:
+    """A database whose default retention policy keeps points for ``duration``."""
+    _influxql(influxd, f'CREATE DATABASE "{name}" WITH DURATION {duration}')
+    return name
+
+
 def _policies(influxd, db: str) -> dict[str, str]:
     (result,) = _influxql(influxd, f'SHOW RETENTION POLICIES ON "{db}"')
     return {v[0]: v[1] for v in result["series"][0]["values"]}
 
 
+def _assert_exact(store, points, zoom: tuple[float, float]) -> None:
+    """The run's curves (whole, zoomed, x = step and time) are the M4 of its raw points."""
+    for q in (SeriesQuery("proj", "run", "loss", "step", None, None, 120),
+              SeriesQuery("proj", "run", "loss", "step", *zoom, 64),
+              SeriesQuery("proj", "run", "loss", "time", None, None, 90)):
+        assert_same(store.series(q), reference(q, points), str(q))
+
+
 def test_a_database_that_expires_points_keeps_its_runs_batches_rollups_and_alert_state(influxd):
-    db = "expiring_2d"
-    _influxql(influxd, f'CREATE DATABASE "{db}" WITH DURATION 2d')
+    db = _database(influxd, "expiring_2d", "2d")
     points = _recent(curve(np.random.default_rng(7), 3000))
     items = batches(points, np.arange(300, 3000, 300))
     store = influx_store(influxd, db)
@@ -58,17 +71,13 @@ def test_a_database_that_expires_points_keeps_its_runs_batches_rollups_and_alert
         (run,) = store.runs()
         assert (run.run, run.points, run.state) == ("run", len(points), "finished")
         assert store.load_alert_state() == {"engine": '{"v": 1}'}
-        for q in (SeriesQuery("proj", "run", "loss", "step", None, None, 120),
-                  SeriesQuery("proj", "run", "loss", "step", float(points.steps[500]), float(points.steps[2500]), 64),
-                  SeriesQuery("proj", "run", "loss", "time", None, None, 90)):
-            assert_same(store.series(q), reference(q, points), str(q))
+        _assert_exact(store, points, zoom=(float(points.steps[500]), float(points.steps[2500])))
     finally:
         store.close()
 
 
 def test_points_older_than_the_retention_policy_are_dropped_by_influxdb_and_counted_not_refused(influxd):
-    db = "expiring_1h"
-    _influxql(influxd, f'CREATE DATABASE "{db}" WITH DURATION 1h')
+    db = _database(influxd, "expiring_1h", "1h")
     points = _recent(curve(np.random.default_rng(8), 400, hostile_values=False), hours_ago=0.1)
     old = np.arange(len(points)) < 150
     points.walls[old] -= 3 * 3600 * 10**9  # three hours older: beyond the policy
@@ -104,16 +113,13 @@ def test_meta_rows_a_bridge_kept_in_the_default_policy_move_to_their_own_at_its_
         write_all(store, batches(more, [250], first_seq=len(items) + 1))
         both = type(points)(np.concatenate([points.steps, more.steps]), np.concatenate([points.walls, more.walls]),
                             np.concatenate([points.values, more.values]))
-        for q in (SeriesQuery("proj", "run", "loss", "step", None, None, 150),
-                  SeriesQuery("proj", "run", "loss", "time", None, None, 150)):
-            assert_same(store.series(q), reference(q, both), str(q))
+        _assert_exact(store, both, zoom=(float(more.steps[10]), float(more.steps[400])))
     finally:
         store.close()
 
 
 def test_records_the_default_policy_would_drop_make_the_write_fail_never_pass_for_stored(influxd):
-    db = "expiring_no_meta"
-    _influxql(influxd, f'CREATE DATABASE "{db}" WITH DURATION 1h')
+    db = _database(influxd, "expiring_no_meta", "1h")
     points = _recent(curve(np.random.default_rng(11), 300, hostile_values=False), hours_ago=0.1)
     store = influx_store(influxd, db, meta_rp="")  # told to keep its records in the default policy
     try:
