@@ -7,7 +7,7 @@ Schema (one file)::
 
     series(sid, project, run, key, kind, count, first_step, last_step, first_ns, last_ns, last_value,
            min_step, max_step, m4_base_step, m4_base_time)
-    chunks, m4b_step, m4b_time, m4_step, m4_time   -- raw points and their rollups, see .points
+    chunks, m4b_*, m4_*, m4p_*                 -- raw points and their rollups, see .points
     histograms(sid, step, wall_ns, edges, counts, min, max, sum, count)
     texts(sid, step, wall_ns, level, text)
     runs(project, run, meta_json, state, reason, status_ns)
