@@ -28,7 +28,7 @@ from curvestream_bridge.store.duckdb.aggrows import AGG_COLS, AGG_NAMES, agg_col
 from curvestream_bridge.store.duckdb.upper import SCHEMA as UPPER_SCHEMA
 from curvestream_bridge.store.duckdb.upper import UpperRows, upper_rows
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.m4.levels import AXES, MIN_POINTS, LevelPlan, batch_partials, choose_base, order_by_x
+from curvestream_bridge.store.m4.levels import AXES, MIN_POINTS, LevelPlan, choose_base, many_partials, order_by_x
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
 from curvestream_bridge.store.m4.query import (
     Frame,
@@ -90,8 +90,7 @@ class PointWriter:
         """``columns``: (sid, steps, walls, values) per batch and key; ``counts``:
         points stored per sid before this write."""
         chunk_rows: dict[str, list[Any]] = {k: [] for k in ("sid", "cid", "n", "s0", "s1", "w0", "w1", "pts")}
-        bottom: dict[str, list[tuple[int, np.ndarray, M4Agg]]] = {a: [] for a in AXES}
-        upper: dict[str, list[tuple[int, int, np.ndarray, M4Agg]]] = {a: [] for a in AXES}
+        rolled: list[tuple[int, dict[str, LevelPlan], np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         pending = dict(counts)
         held: dict[int, list[tuple[np.ndarray, ...]]] = {}
         for sid, steps, walls, values in columns:
@@ -103,17 +102,16 @@ class PointWriter:
             if plans is None and self.rollups:
                 held.setdefault(sid, []).append((steps, walls, values, cids))  # not in the table until the end
                 if pending[sid] >= MIN_POINTS:
-                    plans = self._start_rollups(cur, sid, held.pop(sid), bottom, upper)
+                    plans = self._start_rollups(cur, sid, held.pop(sid), rolled)
             elif plans is not None and self.rollups:
-                self._partials(plans, sid, steps, walls, values, cids, bottom, upper)
+                rolled.append((sid, plans, steps, walls, values, cids))
         if chunk_rows["sid"]:
             new_chunks = {k: np.concatenate(v) for k, v in chunk_rows.items() if k != "pts"}
             new_chunks["pts"] = np.array(chunk_rows["pts"], dtype=object)
             with scan(cur, "new_chunks", new_chunks):
                 cur.execute("INSERT INTO chunks SELECT sid, cid, n, s0, s1, w0, w1, pts FROM new_chunks")
-        for axis in AXES:
-            self._insert_bottom(cur, axis, bottom[axis])
-            self.upper.append(cur, axis, upper[axis])
+        if rolled:
+            self._rollups(cur, rolled)
 
     def _add_chunks(self, rows: dict[str, list[Any]], sid: int, steps: np.ndarray, walls: np.ndarray,
                     values: np.ndarray, plans: dict[str, LevelPlan] | None) -> np.ndarray:
@@ -134,7 +132,7 @@ class PointWriter:
         return cid0 + np.repeat(np.arange(len(starts), dtype=np.int64), rows["n"][-1])
 
     def _start_rollups(self, cur: duckdb.DuckDBPyConnection, sid: int, new: list[tuple[np.ndarray, ...]],
-                       bottom: dict, upper: dict) -> dict[str, LevelPlan]:
+                       rolled: list[tuple[Any, ...]]) -> dict[str, LevelPlan]:
         """The series reaches MIN_POINTS: choose its levels from its points so far
         (stored, and ``new`` in this write) and roll up all of them."""
         rows = cur.execute("SELECT cid, n, pts FROM chunks WHERE sid = ? ORDER BY cid", [sid]).fetchall()
@@ -148,26 +146,27 @@ class PointWriter:
         cur.execute("UPDATE series SET m4_base_step = ?, m4_base_time = ? WHERE sid = ?",
                     [plans["step"].base, plans["time"].base, sid])
         self._pending_plans[sid] = plans
-        self._partials(plans, sid, steps, walls, values, cids, bottom, upper)
+        rolled.append((sid, plans, steps, walls, values, cids))
         return plans
 
-    @staticmethod
-    def _partials(plans: dict[str, LevelPlan], sid: int, steps: np.ndarray, walls: np.ndarray, values: np.ndarray,
-                  cids: np.ndarray, bottom: dict, upper: dict) -> None:
-        for axis, plan in plans.items():
-            for k, buckets, agg in batch_partials(plan, steps, walls, values, cids):
-                if k == plan.k0:
-                    bottom[axis].append((sid, buckets, agg))
+    def _rollups(self, cur: duckdb.DuckDBPyConnection, rolled: list[tuple[Any, ...]]) -> None:
+        """The partial rows of every level for ``(sid, plans, steps, walls, values, cids)``
+        of each series, all series of an axis at once."""
+        sids = np.array([r[0] for r in rolled], np.int32)
+        columns = [[r[i] for r in rolled] for i in range(2, 6)]
+        for axis in AXES:
+            upper = []
+            for k, series, buckets, agg in many_partials([r[1][axis] for r in rolled], *columns):
+                if k == 0:
+                    self._insert_bottom(cur, axis, sids[series], buckets, agg)
                 else:
-                    upper[axis].append((sid, k, buckets, agg))
+                    upper.append((sids[series], k, buckets, agg))
+            self.upper.append(cur, axis, upper)
 
     @staticmethod
-    def _insert_bottom(cur: duckdb.DuckDBPyConnection, axis: str, parts: list[tuple[int, np.ndarray, M4Agg]]) -> None:
-        if not parts:
-            return
-        agg = M4Agg.concat([p[2] for p in parts])
-        new_rows = {"sid": np.concatenate([np.full(len(p[1]), p[0], np.int32) for p in parts]),
-                    "b": np.concatenate([p[1] for p in parts]), **agg_columns(agg), "c0": agg.c0, "c1": agg.c1}
+    def _insert_bottom(cur: duckdb.DuckDBPyConnection, axis: str, sids: np.ndarray, buckets: np.ndarray,
+                       agg: M4Agg) -> None:
+        new_rows = {"sid": sids, "b": buckets, **agg_columns(agg), "c0": agg.c0, "c1": agg.c1}
         with scan(cur, "new_rows", new_rows):
             cur.execute(f"INSERT INTO m4b_{axis} SELECT sid, b, {', '.join(AGG_NAMES)}, c0, c1 FROM new_rows")
 

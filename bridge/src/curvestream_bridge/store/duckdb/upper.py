@@ -96,11 +96,12 @@ class UpperRows:
     def commit(self) -> None:
         self._waiting = dict(self._pending)
 
-    def append(self, cur: duckdb.DuckDBPyConnection, axis: str, parts: list[tuple[int, int, np.ndarray, M4Agg]]) -> None:
-        """Insert ``(sid, k, buckets, aggregates)`` as partial rows; merge all of them when it is time."""
+    def append(self, cur: duckdb.DuckDBPyConnection, axis: str,
+               parts: list[tuple[np.ndarray, int, np.ndarray, M4Agg]]) -> None:
+        """Insert ``(sids, k, buckets, aggregates)`` as partial rows; merge all of them when it is time."""
         if not parts:
             return
-        new_rows = {"sid": np.concatenate([np.full(len(p[2]), p[0], np.int32) for p in parts]),
+        new_rows = {"sid": np.concatenate([p[0] for p in parts]).astype(np.int32),
                     "k": np.concatenate([np.full(len(p[2]), p[1], np.int8) for p in parts]),
                     "b": np.concatenate([p[2] for p in parts]), **agg_columns(M4Agg.concat([p[3] for p in parts]))}
         with scan(cur, "new_rows", new_rows):
