@@ -1,9 +1,14 @@
 """DuckDB's upper rollup levels are appended as partial rows and merged now and
 then (:mod:`curvestream_bridge.store.duckdb.upper`): answers stay exact before,
 between and after merges, after a restart with partial rows waiting, and for
-many series read at once; a merge leaves one row per bucket and no partial row."""
+many series read at once, and after the writer is killed (SIGKILL) with
+partial rows waiting; a merge leaves one row per bucket and no partial row."""
 
 from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -93,5 +98,42 @@ def test_a_failed_write_merges_nothing_and_the_next_one_does(tmp_path, merge_eve
         assert upper_counts(store)[0] == 0
         store.write(items[4:])
         assert_exact(store, points, rng)
+    finally:
+        store.close()
+
+
+KILLED_WRITER = """
+import os, signal, sys
+import numpy as np
+sys.path.insert(0, {tests!r})
+from curvestream_bridge.store.duckdb import upper
+from test_store_support import batches, curve, duckdb_store
+upper.MERGE_WRITES = 3
+points = curve(np.random.default_rng(13), 12_000, regress=True)
+store = duckdb_store({path!r})
+for item in batches(points, np.arange(500, len(points), 500))[:{writes}]:
+    store.write([item])
+os.kill(os.getpid(), signal.SIGKILL)  # no close: what is on disk is what the WAL holds
+"""
+
+
+def test_rollups_stay_exact_after_the_writer_is_killed_with_partial_rows_waiting(tmp_path, merge_every_3_writes):
+    writes = 11  # merged after the 3rd, 6th and 9th write: two writes' partial rows wait
+    script = KILLED_WRITER.format(tests=str(pathlib.Path(__file__).parent), path=str(tmp_path / "s.duckdb"),
+                                  writes=writes)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == -9, done.stderr
+    rng = np.random.default_rng(13)
+    points = curve(rng, 12_000, regress=True)
+    items = batches(points, np.arange(500, len(points), 500))
+    seen = 500 * writes
+    store = duckdb_store(tmp_path / "s.duckdb")
+    try:
+        assert upper_counts(store)[0] > 0
+        assert_exact(store, Points(points.steps[:seen], points.walls[:seen], points.values[:seen]), rng)
+        for item in items[writes:]:
+            store.write([item])
+        assert_exact(store, points, rng)
+        assert upper_counts(store)[2] == 0
     finally:
         store.close()
