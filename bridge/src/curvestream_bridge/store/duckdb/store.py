@@ -47,6 +47,7 @@ from curvestream_bridge.store.base import (
     RunRecord,
     SeriesQuery,
     SeriesResult,
+    StoreUnavailable,
     meta_fields,
     record_from_meta,
     state_name,
