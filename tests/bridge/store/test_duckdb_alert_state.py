@@ -15,7 +15,7 @@ def test_a_refused_alert_state_write_is_store_unavailable_and_keeps_the_state_be
     store = duckdb_store(tmp_path / "s.duckdb")
     try:
         store.save_alert_state({"a": "1"}, [])
-        with pytest.raises(StoreUnavailable, match="alert state"):
+        with pytest.raises(StoreUnavailable):
             store.save_alert_state({"a": "2", "b": None}, [])  # NOT NULL: the whole write is refused
         assert store.load_alert_state() == {"a": "1"}
     finally:

@@ -345,10 +345,14 @@ class DuckDBStore:
                           a["step"], a.get("time_ns") or round(a["time_ms"]) * 1_000_000, a["message"]] for a in alerts])
                 cur.execute("COMMIT")
             except duckdb.Error as exc:
-                try:
-                    cur.execute("ROLLBACK")
-                except duckdb.Error:
-                    pass
+                error = self._db.translate(exc)  # notes an invalidated database (a failed checkpoint), to be reopened
+                if not self._db.invalidated:
+                    try:
+                        cur.execute("ROLLBACK")
+                    except duckdb.Error:
+                        pass
+                if isinstance(error, StoreUnavailable):
+                    raise error from None
                 raise StoreUnavailable(f"DuckDB alert state write failed: {exc}") from None
 
     # ------------------------------------------------------------------ reading
