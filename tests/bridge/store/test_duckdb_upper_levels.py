@@ -1,8 +1,8 @@
 """DuckDB's upper rollup levels are appended as partial rows and merged now and
 then (:mod:`curvestream_bridge.store.duckdb.upper`): answers stay exact before,
-between and after merges, after a restart with partial rows waiting, and for
-many series read at once, and after the writer is killed (SIGKILL) with
-partial rows waiting; a merge leaves one row per bucket and no partial row."""
+between and after merges, for many series read at once, and after the writer
+is killed (SIGKILL) with partial rows waiting (the first write after it merges
+them); a merge, and a clean close, leave one row per bucket and no partial row."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def merge_every_3_writes(monkeypatch):
     monkeypatch.setattr(upper, "MERGE_WRITES", 3)
 
 
-def test_answers_stay_exact_before_between_and_after_merges_and_across_a_restart(tmp_path, merge_every_3_writes):
+def test_answers_stay_exact_before_between_and_after_merges_and_a_clean_close_merges_the_rest(tmp_path, merge_every_3_writes):
     rng = np.random.default_rng(11)
     points = curve(rng, 30_000, regress=True)  # resumed steps land in buckets merged long before
     items = batches(points, np.arange(500, len(points), 500))
@@ -60,12 +60,11 @@ def test_answers_stay_exact_before_between_and_after_merges_and_across_a_restart
         assert partial > 0 and merged > 0 and dup == 0
     finally:
         store.close()
-    store = duckdb_store(tmp_path / "s.duckdb")  # partial rows left waiting by the earlier process
+    store = duckdb_store(tmp_path / "s.duckdb")
     try:
+        assert upper_counts(store)[0] == 0  # a clean close merged them
         assert_exact(store, Points(points.steps[:seen], points.walls[:seen], points.values[:seen]), rng)
-        store.write(items[40:41])  # the first write after opening merges them
-        assert upper_counts(store)[0] == 0
-        for item in items[41:]:
+        for item in items[40:]:
             store.write([item])
         assert_exact(store, points, rng)
         assert upper_counts(store)[2] == 0

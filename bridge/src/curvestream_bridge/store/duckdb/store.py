@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import threading
 import time
 from typing import Any, Iterator, Sequence
@@ -56,9 +57,13 @@ from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped
 from curvestream_bridge.store.duckdb.many import series_many
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
 from curvestream_bridge.store.duckdb.points import PointWriter, scan, series_query
+from curvestream_bridge.store.duckdb.upper import merge_partials
+from curvestream_bridge.store.m4.levels import AXES
 from curvestream_bridge.store.m4.query import empty_result, rollup_axis
 
 __all__ = ["DuckDBStore"]
+
+log = logging.getLogger("curvestream.bridge.duckdb")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS series (
@@ -458,7 +463,23 @@ class DuckDBStore:
 
     def close(self) -> None:
         with self._write_lock:
+            self._merge_partials()
             self._db.close()
+
+    def _merge_partials(self) -> None:
+        """A clean shutdown merges the waiting partial rollup rows, so that the
+        file holds one row per upper bucket (as before .upper existed). Best
+        effort: rows left by a failure are merged by the next write."""
+        if self._db.invalidated:
+            return
+        try:
+            cur = self._cursor()
+            cur.execute("BEGIN TRANSACTION")
+            for axis in AXES:
+                merge_partials(cur, axis)
+            cur.execute("COMMIT")
+        except (duckdb.Error, StoreUnavailable) as exc:
+            log.warning("curvestream bridge: partial rollup rows not merged at close (the next write will): %s", exc)
 
 
 @contextlib.contextmanager

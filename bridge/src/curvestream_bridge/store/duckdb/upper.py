@@ -16,7 +16,8 @@ also merges them all into ``m4_`` and empties ``m4p_`` (:func:`merge_partials`),
 so a bucket has at most ``MERGE_WRITES`` partial rows and a query reads
 O(width) rows whatever the length of the series. Everything happens in the
 write's transaction: a crash loses nothing and doubles nothing; the first write
-after the store opens merges what an earlier process left.
+after the store opens merges what a killed process left, and a clean close
+merges them too (the store's ``close()``).
 """
 
 from __future__ import annotations
