@@ -72,6 +72,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def store_writes(bridge: BridgeProcess) -> float:
+    """How many store writes (rounds) the bridge has made so far, from its /metrics."""
+    text = httpx.get(f"{bridge.url}/metrics", timeout=10).text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("curvestream_store_write_seconds_count"))
+
+
 def bare_influx_ceiling(base_url: str, points: int, workers: int = 2) -> float:
     """Line protocol straight to /write: gzip, 5,000 lines a request, `workers` requests in flight."""
     httpx.post(f"{base_url}/query", params={"q": "CREATE DATABASE bare"})
@@ -138,6 +145,7 @@ def run(args: argparse.Namespace) -> None:
                 for i in range(args.repeat):
                     load = os.getloadavg()[0]
                     cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+                    writes_before = store_writes(bridge)
                     if args.py_spy and i == args.repeat - 1:
                         with Sampler(pathlib.Path(args.py_spy), pids) as sampler:
                             rates.append(stream(broker.url, tmpdir / f"spool1-{i}", args.points, mqtt_protocol="3.1.1"))
@@ -148,8 +156,11 @@ def run(args: argparse.Namespace) -> None:
                         rates.append(stream(broker.url, tmpdir / f"spool1-{i}", args.points, mqtt_protocol="3.1.1"))
                     for name, pid in pids.items():
                         cpu[name].append((cpu_seconds(pid) - cpu_before[name]) / args.points * 1e6)
+                    writes = store_writes(bridge) - writes_before
                     print(f"  run {i + 1}: {rates[-1]:>12,.0f} points/s (load average {load:.1f} at its start); "
-                          "CPU s per 1M points: " + ", ".join(f"{n} {c[-1]:.2f}" for n, c in cpu.items()), flush=True)
+                          "CPU s per 1M points: " + ", ".join(f"{n} {c[-1]:.2f}" for n, c in cpu.items())
+                          + f"; {writes:.0f} store writes of {args.points / max(writes, 1):,.0f} points on average",
+                          flush=True)
                 print(f"embedded (amqtt + DuckDB):   {statistics.median(rates):>12,.0f} points/s end to end, median "
                       f"of {len(rates)} ({args.points:,} points each; load average now {os.getloadavg()[0]:.1f})")
                 medians = {n: statistics.median(c) for n, c in cpu.items()}

@@ -41,6 +41,19 @@ def test_points_are_grouped_by_key_into_parallel_columns_in_the_order_keys_first
     }
 
 
+def test_rows_that_log_the_same_keys_in_any_order_make_the_same_columns():
+    builder = _builder()
+    builder.add((0, 100, {"loss": 1.0, "acc": 0.1}))
+    builder.add((1, 200, {"acc": 0.2, "loss": float("nan")}))
+    builder.add((1, 150, {"loss": 0.5, "acc": 0.3}))  # a wall time not after the last one is moved past it
+    batch = _sealed(builder)
+    assert [s.key for s in batch.scalars] == ["loss", "acc"]
+    got = _columns(batch)
+    assert got["acc"] == ([0, 1, 1], [100, 200, 201], [0.1, 0.2, 0.3])
+    assert got["loss"][:2] == ([0, 1, 1], [100, 200, 201])
+    assert got["loss"][2][0] == 1.0 and math.isnan(got["loss"][2][1]) and got["loss"][2][2] == 0.5
+
+
 def test_the_batch_carries_version_producer_run_and_the_seal_time():
     builder = _builder(sealed_ns=123_456)
     builder.add((0, 1, {"x": 1.0}))

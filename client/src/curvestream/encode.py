@@ -31,7 +31,7 @@ class BatchBuilder:
         self._reset()
 
     def _reset(self) -> None:
-        self._columns: dict[str, tuple[list[int], list[int], list[float]]] = {}
+        self._rows: list[tuple[int, int, dict[str, float]]] = []
         self._histograms: list[HistogramItem] = []
         self._texts: list[TextItem] = []
         self._meta: run_pb2.RunMeta | None = None
@@ -46,14 +46,7 @@ class BatchBuilder:
         if wall_ns <= self._last_ns:
             wall_ns = self._last_ns + 1
         self._last_ns = wall_ns
-        columns = self._columns
-        for key, value in values.items():
-            col = columns.get(key)
-            if col is None:
-                col = columns[key] = ([], [], [])
-            col[0].append(step)
-            col[1].append(wall_ns)
-            col[2].append(value)
+        self._rows.append((step, wall_ns, values))  # turned into columns once, in seal()
         self.points += len(values)
 
     def add(self, item: Any) -> None:
@@ -87,7 +80,7 @@ class BatchBuilder:
             run=self.run,
             sealed_ns=self._clock_ns(),
         )
-        for key, (steps, walls, values) in self._columns.items():
+        for key, (steps, walls, values) in _columns(self._rows).items():
             series = batch.scalars.add()
             series.key = key
             series.steps.extend(steps)
@@ -110,3 +103,27 @@ class BatchBuilder:
         points = self.points
         self._reset()
         return batch.seq, batch.SerializeToString(), points
+
+
+def _columns(rows: list[tuple[int, int, dict[str, float]]]) -> dict[str, tuple[list[int], list[int], list[float]]]:
+    """One (steps, walls, values) column per key, keys in the order first seen.
+
+    A training loop usually logs the same keys every time: then each column is
+    one comprehension over the rows, several times cheaper than appending point
+    by point as they come."""
+    if not rows:
+        return {}
+    keys = rows[0][2].keys()
+    if all(r[2].keys() == keys for r in rows):
+        steps, walls = [r[0] for r in rows], [r[1] for r in rows]
+        return {key: (steps, walls, [r[2][key] for r in rows]) for key in keys}
+    columns: dict[str, tuple[list[int], list[int], list[float]]] = {}
+    for step, wall_ns, values in rows:
+        for key, value in values.items():
+            col = columns.get(key)
+            if col is None:
+                col = columns[key] = ([], [], [])
+            col[0].append(step)
+            col[1].append(wall_ns)
+            col[2].append(value)
+    return columns

@@ -9,7 +9,7 @@ import pytest
 
 from curvestream_bridge.store.base import SeriesQuery
 from curvestream_bridge.store.m4.plan import X_NEG, X_POS, AxisScale, Intervals, column_intervals, plan_pieces
-from curvestream_bridge.store.m4.levels import LevelPlan, batch_partials, choose_base
+from curvestream_bridge.store.m4.levels import LevelPlan, batch_partials, choose_base, many_partials
 from curvestream_bridge.store.m4.kernel import pixel_columns
 from curvestream_bridge.store.m4.agg import MAX, MIN, M4Agg, merge
 from curvestream_bridge.store.m4.query import assemble, frame, m4_result
@@ -100,3 +100,24 @@ def test_merging_keeps_the_earliest_of_equal_minima_and_the_latest_of_equal_maxi
     m = merge(pts, np.zeros(4, dtype=np.int64), 1, "step")
     assert m.point(MIN, 0) == (3, 30, -1.0)
     assert m.point(MAX, 0) == (5, 50, 2.0)
+
+
+@pytest.mark.parametrize("axis", ["step", "time"])
+def test_the_partials_of_several_series_at_once_are_those_of_each_series_alone(axis):
+    rng = np.random.default_rng(21)
+    plans, cols = [], []
+    for i in range(5):
+        pts = curve(rng, int(rng.integers(1, 3_000)), regress=bool(i % 2))
+        order = rng.permutation(len(pts)) if i == 2 else np.argsort(pts.walls, kind="stable")
+        cids = np.arange(len(pts), dtype=np.int64) // 7 + 100 * i
+        plans.append(LevelPlan(axis, int(rng.integers(0, 5)) + (0 if axis == "step" else 20)))
+        cols.append((pts.steps[order], pts.walls[order], pts.values[order], cids[order]))
+    together = list(many_partials(plans, *[[c[j] for c in cols] for j in range(4)]))
+    for i, (plan, col) in enumerate(zip(plans, cols)):
+        for (k, buckets, agg), (k2, series, buckets2, agg2) in zip(batch_partials(plan, *col), together):
+            mine = np.flatnonzero(series == i)
+            assert k == k2 and np.array_equal(buckets, buckets2[mine])
+            got = agg2.take(mine)
+            for field in ("n", "step", "wall", "has", "c0", "c1"):
+                assert np.array_equal(getattr(agg, field), getattr(got, field)), (k, field)
+            assert np.array_equal(np.where(agg.has, agg.value, 0), np.where(got.has, got.value, 0), equal_nan=True)

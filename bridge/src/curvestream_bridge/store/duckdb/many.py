@@ -31,8 +31,9 @@ import numpy as np
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.duckdb import chunks as chunk_codec
-from curvestream_bridge.store.duckdb.points import (PROBE_BELOW, _AGG_NAMES, _agg_from, _expand, _ints, _span, by_level,
-                                                    scan, series_query)
+from curvestream_bridge.store.duckdb.aggrows import AGG_NAMES, agg_from, ints, scan
+from curvestream_bridge.store.duckdb.points import PROBE_BELOW, _expand, _span, by_level, series_query
+from curvestream_bridge.store.duckdb.upper import upper_rows
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
 from curvestream_bridge.store.m4.levels import LevelPlan
 from curvestream_bridge.store.m4.query import Frame, RollupJob, assemble, raw_result, rollup_answers, rollup_axis
@@ -129,20 +130,20 @@ def _rollup_rows(cur: duckdb.DuckDBPyConnection, axis: str,
                 want["b"].append(keys.astype(np.int64))
     wb = {k: np.concatenate(v) for k, v in want_b.items()}
     wu = {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in want.items()}
-    cols = ", ".join(f"m.{c}" for c in _AGG_NAMES)
+    cols = ", ".join(f"m.{c}" for c in AGG_NAMES)
     arms = []
     for i, (sid, f) in enumerate(frames):
         # as .points._rollup_rows for one series: its sid and the BETWEENs let zone maps skip row groups
         b, u = wb["b"][wb["i"] == i], wu["b"][wu["i"] == i]
         arms += [f"SELECT w.i, 0 AS k, m.b, {cols}, m.c0, m.c1 FROM m4b_{axis} m JOIN want_b w ON m.b = w.b "
                  f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {_span(b)[0]} AND {_span(b)[1]}",
-                 f"SELECT w.i, m.k, m.b, {cols}, -1, -1 FROM m4_{axis} m JOIN want w ON m.k = w.k AND m.b = w.b "
-                 f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {_span(u)[0]} AND {_span(u)[1]}",
-                 f"SELECT {i}, k, b, {', '.join(_AGG_NAMES)}, -1, -1 FROM m4_{axis} "
+                 f"SELECT w.i, m.k, m.b, {cols}, -1, -1 FROM {upper_rows(axis)} m JOIN want w ON m.k = w.k "
+                 f"AND m.b = w.b AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {_span(u)[0]} AND {_span(u)[1]}",
+                 f"SELECT {i}, k, b, {', '.join(AGG_NAMES)}, -1, -1 FROM {upper_rows(axis)} "
                  f"WHERE sid = {int(sid)} AND k = {int(f.pieces.plan.top)}"]  # type: ignore[union-attr]
     with scan(cur, "want_b", wb), scan(cur, "want", wu):
         got = cur.execute(" UNION ALL ".join(arms)).fetchnumpy()
-    i_all, k_all, b_all, agg = _ints(got["i"]), _ints(got["k"]), _ints(got["b"]), _agg_from(got)
+    i_all, k_all, b_all, agg = ints(got["i"]), ints(got["k"]), ints(got["b"]), agg_from(got)
     if len(i_all) > 1 and not bool(np.all(i_all[1:] >= i_all[:-1])):  # arms came interleaved
         order = np.argsort(i_all, kind="stable")
         i_all, k_all, b_all, agg = i_all[order], k_all[order], b_all[order], agg.take(order)

@@ -5,13 +5,10 @@ Tables (``<axis>`` is ``step`` or ``time``)::
     chunks(sid, cid, n, s0, s1, w0, w1, pts)      -- raw points, see .chunks; s0/s1, w0/w1: step and wall extents
     m4b_<axis>(sid, b, <aggregate>, c0, c1)        -- bottom level 0: one partial row per batch and bucket,
                                                     -- c0..c1: the chunks holding its points
-    m4_<axis>(sid, k, b, <aggregate>)              -- levels 1 .. 7: one row per bucket, merged on write
-                                                    -- (INSERT .. ON CONFLICT DO UPDATE on the primary key)
+    m4_<axis>, m4p_<axis>                          -- levels 1 .. 7, merged and partial rows, see .upper
 
-``<aggregate>`` is ``n`` and the first, last, min, max points (``f_s, f_w,
-f_v`` …: step, wall, value), the first NaN (``nan_s, nan_w``) and the
-``has_mn``/``has_mx``/``has_nan`` flags (see :mod:`..m4.agg`). Everything is
-written in the caller's transaction, together with the points.
+``<aggregate>``: see :mod:`.aggrows`. Everything is written in the caller's
+transaction, together with the points.
 
 A query of a series with rollups reads the rows of the buckets that cover its
 pixel columns (:mod:`..m4.plan`) and the chunks of the straddling bottom
@@ -21,16 +18,18 @@ whatever the length of the series.
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator
+from typing import Any
 
 import duckdb
 import numpy as np
 
 from curvestream_bridge.store.duckdb import chunks as chunk_codec
+from curvestream_bridge.store.duckdb.aggrows import AGG_COLS, AGG_NAMES, agg_columns, agg_from, ints, scan
+from curvestream_bridge.store.duckdb.upper import SCHEMA as UPPER_SCHEMA
+from curvestream_bridge.store.duckdb.upper import UpperRows, upper_rows
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.m4.levels import AXES, MIN_POINTS, LevelPlan, batch_partials, choose_base, order_by_x
-from curvestream_bridge.store.m4.agg import FIRST, LAST, MAX, MIN, NAN, M4Agg, merge
+from curvestream_bridge.store.m4.levels import AXES, MIN_POINTS, LevelPlan, choose_base, many_partials, order_by_x
+from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
 from curvestream_bridge.store.m4.query import (
     Frame,
     assemble,
@@ -53,93 +52,13 @@ likely answered raw): a count costs a statement nearly as dear as the rows of
 the full frame, so counting a range that then needs its columns after all
 costs about half again."""
 
-_AGG_COLS = ("n BIGINT NOT NULL, f_s BIGINT, f_w BIGINT, f_v DOUBLE, l_s BIGINT, l_w BIGINT, l_v DOUBLE, "
-             "mn_s BIGINT, mn_w BIGINT, mn_v DOUBLE, mx_s BIGINT, mx_w BIGINT, mx_v DOUBLE, nan_s BIGINT, "
-             "nan_w BIGINT, has_mn BOOLEAN, has_mx BOOLEAN, has_nan BOOLEAN")
-_AGG_NAMES = ("n", "f_s", "f_w", "f_v", "l_s", "l_w", "l_v", "mn_s", "mn_w", "mn_v", "mx_s", "mx_w", "mx_v",
-              "nan_s", "nan_w", "has_mn", "has_mx", "has_nan")
-_KIND_PREFIX = ((FIRST, "f"), (LAST, "l"), (MIN, "mn"), (MAX, "mx"), (NAN, "nan"))
-
 SCHEMA = "\n".join(
     ["CREATE TABLE IF NOT EXISTS chunks (sid INTEGER NOT NULL, cid BIGINT NOT NULL, n INTEGER NOT NULL, "
      "s0 BIGINT NOT NULL, s1 BIGINT NOT NULL, w0 BIGINT NOT NULL, w1 BIGINT NOT NULL, pts BLOB NOT NULL);"]
-    + [f"CREATE TABLE IF NOT EXISTS m4b_{a} (sid INTEGER NOT NULL, b BIGINT NOT NULL, {_AGG_COLS}, "
+    + [f"CREATE TABLE IF NOT EXISTS m4b_{a} (sid INTEGER NOT NULL, b BIGINT NOT NULL, {AGG_COLS}, "
        "c0 BIGINT, c1 BIGINT);" for a in AXES]
-    + [f"CREATE TABLE IF NOT EXISTS m4_{a} (sid INTEGER NOT NULL, k TINYINT NOT NULL, b BIGINT NOT NULL, "
-       f"{_AGG_COLS}, PRIMARY KEY (sid, k, b));" for a in AXES]
+    + [UPPER_SCHEMA]
 )
-
-
-@contextlib.contextmanager
-def scan(cur: duckdb.DuckDBPyConnection, name: str, columns: dict[str, np.ndarray]) -> Iterator[None]:
-    """Numpy columns visible to SQL as table ``name`` while in the block."""
-    cur.register(name, columns)
-    try:
-        yield
-    finally:
-        cur.unregister(name)
-
-
-def _upsert_sql(axis: str) -> str:
-    """Merge a row into the stored one, with the tie rules of .m4agg.merge."""
-    x = "s" if axis == "step" else "w"
-
-    def key(p: str, t: str, with_value: bool = False) -> str:
-        parts = ([f"{t}.{p}_v"] if with_value else []) + [f"{t}.{p}_{x}", f"{t}.{p}_w"]
-        return "(" + ", ".join(parts) + ")"
-
-    wins = {
-        "f": f"{key('f', 'excluded')} < {key('f', 't')}",
-        "l": f"{key('l', 'excluded')} > {key('l', 't')}",
-        "mn": f"excluded.has_mn AND (NOT t.has_mn OR {key('mn', 'excluded', True)} < {key('mn', 't', True)})",
-        "mx": f"excluded.has_mx AND (NOT t.has_mx OR {key('mx', 'excluded', True)} > {key('mx', 't', True)})",
-        "nan": f"excluded.has_nan AND (NOT t.has_nan OR {key('nan', 'excluded')} < {key('nan', 't')})",
-    }
-    sets = ["n = t.n + excluded.n"]
-    for prefix, cond in wins.items():
-        cols = [f"{prefix}_s", f"{prefix}_w"] + ([] if prefix == "nan" else [f"{prefix}_v"])
-        sets += [f"{c} = CASE WHEN {cond} THEN excluded.{c} ELSE t.{c} END" for c in cols]
-    sets += ["has_mn = t.has_mn OR excluded.has_mn", "has_mx = t.has_mx OR excluded.has_mx",
-             "has_nan = t.has_nan OR excluded.has_nan"]
-    return (f"INSERT INTO m4_{axis} AS t SELECT sid, k, b, {', '.join(_AGG_NAMES)} FROM new_rows "
-            f"ON CONFLICT (sid, k, b) DO UPDATE SET {', '.join(sets)}")
-
-
-_UPSERT = {a: _upsert_sql(a) for a in AXES}
-
-
-def _agg_columns(agg: M4Agg) -> dict[str, np.ndarray]:
-    cols: dict[str, np.ndarray] = {"n": agg.n}
-    for kind, p in _KIND_PREFIX:
-        cols[f"{p}_s"] = agg.step[kind]
-        cols[f"{p}_w"] = agg.wall[kind]
-        if kind != NAN:
-            cols[f"{p}_v"] = agg.value[kind]  # NaN (first/last) becomes NULL, read back as NaN
-    cols["has_mn"], cols["has_mx"], cols["has_nan"] = agg.has[MIN], agg.has[MAX], agg.has[NAN]
-    return cols
-
-
-def _agg_from(rows: dict[str, Any]) -> M4Agg:
-    m = len(rows["n"])
-    agg = M4Agg.empty(m)
-    agg.n = np.asarray(rows["n"], dtype=np.int64)
-    for kind, p in _KIND_PREFIX:
-        agg.step[kind] = _ints(rows[f"{p}_s"])
-        agg.wall[kind] = _ints(rows[f"{p}_w"])
-        agg.value[kind] = np.nan if kind == NAN else _floats(rows[f"{p}_v"])
-    agg.has[FIRST] = agg.has[LAST] = True
-    agg.has[MIN], agg.has[MAX], agg.has[NAN] = (np.asarray(rows[c], dtype=bool) for c in ("has_mn", "has_mx", "has_nan"))
-    if "c0" in rows:
-        agg.c0, agg.c1 = _ints(rows["c0"]), _ints(rows["c1"])
-    return agg
-
-
-def _ints(a: Any) -> np.ndarray:
-    return np.ma.filled(np.ma.asarray(a, dtype=np.int64), 0)
-
-
-def _floats(a: Any) -> np.ndarray:
-    return np.ma.filled(np.ma.asarray(a, dtype=np.float64), np.nan)
 
 
 class PointWriter:
@@ -151,6 +70,7 @@ class PointWriter:
         self.rollups = rollups
         self.plans: dict[int, dict[str, LevelPlan]] = {}
         self._pending_plans: dict[int, dict[str, LevelPlan]] = {}
+        self.upper = UpperRows()
         self.reload(cur)
 
     def reload(self, cur: duckdb.DuckDBPyConnection) -> None:
@@ -160,10 +80,12 @@ class PointWriter:
                                        "WHERE m4_base_step IS NOT NULL").fetchall():
             self.plans[sid] = {"step": LevelPlan("step", int(bs)), "time": LevelPlan("time", int(bt))}
         self._pending_plans = {}
+        self.upper.reload(cur)
 
     def commit(self) -> None:
         self.plans.update(self._pending_plans)
         self._pending_plans = {}
+        self.upper.commit()
 
     def plan(self, sid: int, axis: str) -> LevelPlan | None:
         plans = self.plans.get(sid)
@@ -174,8 +96,7 @@ class PointWriter:
         """``columns``: (sid, steps, walls, values) per batch and key; ``counts``:
         points stored per sid before this write."""
         chunk_rows: dict[str, list[Any]] = {k: [] for k in ("sid", "cid", "n", "s0", "s1", "w0", "w1", "pts")}
-        bottom: dict[str, list[tuple[int, np.ndarray, M4Agg]]] = {a: [] for a in AXES}
-        upper: dict[str, list[tuple[int, int, np.ndarray, M4Agg]]] = {a: [] for a in AXES}
+        rolled: list[tuple[int, dict[str, LevelPlan], np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         pending = dict(counts)
         held: dict[int, list[tuple[np.ndarray, ...]]] = {}
         for sid, steps, walls, values in columns:
@@ -187,17 +108,16 @@ class PointWriter:
             if plans is None and self.rollups:
                 held.setdefault(sid, []).append((steps, walls, values, cids))  # not in the table until the end
                 if pending[sid] >= MIN_POINTS:
-                    plans = self._start_rollups(cur, sid, held.pop(sid), bottom, upper)
+                    plans = self._start_rollups(cur, sid, held.pop(sid), rolled)
             elif plans is not None and self.rollups:
-                self._partials(plans, sid, steps, walls, values, cids, bottom, upper)
+                rolled.append((sid, plans, steps, walls, values, cids))
         if chunk_rows["sid"]:
             new_chunks = {k: np.concatenate(v) for k, v in chunk_rows.items() if k != "pts"}
             new_chunks["pts"] = np.array(chunk_rows["pts"], dtype=object)
             with scan(cur, "new_chunks", new_chunks):
                 cur.execute("INSERT INTO chunks SELECT sid, cid, n, s0, s1, w0, w1, pts FROM new_chunks")
-        for axis in AXES:
-            self._insert_bottom(cur, axis, bottom[axis])
-            self._upsert_upper(cur, axis, upper[axis])
+        if rolled:
+            self._rollups(cur, rolled)
 
     def _add_chunks(self, rows: dict[str, list[Any]], sid: int, steps: np.ndarray, walls: np.ndarray,
                     values: np.ndarray, plans: dict[str, LevelPlan] | None) -> np.ndarray:
@@ -218,7 +138,7 @@ class PointWriter:
         return cid0 + np.repeat(np.arange(len(starts), dtype=np.int64), rows["n"][-1])
 
     def _start_rollups(self, cur: duckdb.DuckDBPyConnection, sid: int, new: list[tuple[np.ndarray, ...]],
-                       bottom: dict, upper: dict) -> dict[str, LevelPlan]:
+                       rolled: list[tuple[Any, ...]]) -> dict[str, LevelPlan]:
         """The series reaches MIN_POINTS: choose its levels from its points so far
         (stored, and ``new`` in this write) and roll up all of them."""
         rows = cur.execute("SELECT cid, n, pts FROM chunks WHERE sid = ? ORDER BY cid", [sid]).fetchall()
@@ -232,43 +152,29 @@ class PointWriter:
         cur.execute("UPDATE series SET m4_base_step = ?, m4_base_time = ? WHERE sid = ?",
                     [plans["step"].base, plans["time"].base, sid])
         self._pending_plans[sid] = plans
-        self._partials(plans, sid, steps, walls, values, cids, bottom, upper)
+        rolled.append((sid, plans, steps, walls, values, cids))
         return plans
 
-    @staticmethod
-    def _partials(plans: dict[str, LevelPlan], sid: int, steps: np.ndarray, walls: np.ndarray, values: np.ndarray,
-                  cids: np.ndarray, bottom: dict, upper: dict) -> None:
-        for axis, plan in plans.items():
-            for k, buckets, agg in batch_partials(plan, steps, walls, values, cids):
-                if k == plan.k0:
-                    bottom[axis].append((sid, buckets, agg))
+    def _rollups(self, cur: duckdb.DuckDBPyConnection, rolled: list[tuple[Any, ...]]) -> None:
+        """The partial rows of every level for ``(sid, plans, steps, walls, values, cids)``
+        of each series, all series of an axis at once."""
+        sids = np.array([r[0] for r in rolled], np.int32)
+        columns = [[r[i] for r in rolled] for i in range(2, 6)]
+        for axis in AXES:
+            upper = []
+            for k, series, buckets, agg in many_partials([r[1][axis] for r in rolled], *columns):
+                if k == 0:
+                    self._insert_bottom(cur, axis, sids[series], buckets, agg)
                 else:
-                    upper[axis].append((sid, k, buckets, agg))
+                    upper.append((sids[series], k, buckets, agg))
+            self.upper.append(cur, axis, upper)
 
     @staticmethod
-    def _insert_bottom(cur: duckdb.DuckDBPyConnection, axis: str, parts: list[tuple[int, np.ndarray, M4Agg]]) -> None:
-        if not parts:
-            return
-        agg = M4Agg.concat([p[2] for p in parts])
-        new_rows = {"sid": np.concatenate([np.full(len(p[1]), p[0], np.int32) for p in parts]),
-                    "b": np.concatenate([p[1] for p in parts]), **_agg_columns(agg), "c0": agg.c0, "c1": agg.c1}
+    def _insert_bottom(cur: duckdb.DuckDBPyConnection, axis: str, sids: np.ndarray, buckets: np.ndarray,
+                       agg: M4Agg) -> None:
+        new_rows = {"sid": sids, "b": buckets, **agg_columns(agg), "c0": agg.c0, "c1": agg.c1}
         with scan(cur, "new_rows", new_rows):
-            cur.execute(f"INSERT INTO m4b_{axis} SELECT sid, b, {', '.join(_AGG_NAMES)}, c0, c1 FROM new_rows")
-
-    @staticmethod
-    def _upsert_upper(cur: duckdb.DuckDBPyConnection, axis: str, parts: list[tuple[int, int, np.ndarray, M4Agg]]) -> None:
-        if not parts:
-            return
-        sid = np.concatenate([np.full(len(p[2]), p[0], np.int64) for p in parts])
-        k = np.concatenate([np.full(len(p[2]), p[1], np.int64) for p in parts])
-        b = np.concatenate([p[2] for p in parts])
-        agg = M4Agg.concat([p[3] for p in parts])
-        # one row per key: ON CONFLICT may not touch a row twice in one statement
-        keys, group = np.unique(np.stack([sid, k, b]), axis=1, return_inverse=True)
-        agg = merge(agg, group.ravel(), keys.shape[1], axis)
-        new_rows = {"sid": keys[0].astype(np.int32), "k": keys[1].astype(np.int8), "b": keys[2], **_agg_columns(agg)}
-        with scan(cur, "new_rows", new_rows):
-            cur.execute(_UPSERT[axis])
+            cur.execute(f"INSERT INTO m4b_{axis} SELECT sid, b, {', '.join(AGG_NAMES)}, c0, c1 FROM new_rows")
 
 
 # ---------------------------------------------------------------------- reading
@@ -318,17 +224,17 @@ def _rollup_rows(cur: duckdb.DuckDBPyConnection, sid: int, axis: str, plan: Leve
     upper = [(k, pieces.keys(k)) for k in plan.levels if 0 < k < plan.top]
     want = {"k": np.concatenate([np.full(len(b), k, np.int8) for k, b in upper]),
             "b": np.concatenate([b for _, b in upper])}
-    cols = ", ".join(_AGG_NAMES)
+    cols = ", ".join(AGG_NAMES)
     # the BETWEENs let zone maps skip row groups when the view is zoomed in
     with scan(cur, "want_b", {"b": bottom}), scan(cur, "want", want):
         got = cur.execute(
             f"SELECT 0 AS k, m.b, {cols}, m.c0, m.c1 FROM m4b_{axis} m JOIN want_b w ON m.b = w.b "
             f"WHERE m.sid = $1 AND m.b BETWEEN $3 AND $4 "
-            f"UNION ALL SELECT m.k, m.b, {cols}, -1, -1 FROM m4_{axis} m JOIN want w ON m.k = w.k AND m.b = w.b "
-            f"WHERE m.sid = $1 AND m.b BETWEEN $5 AND $6 "
-            f"UNION ALL SELECT k, b, {cols}, -1, -1 FROM m4_{axis} WHERE sid = $1 AND k = $2",
+            f"UNION ALL SELECT m.k, m.b, {cols}, -1, -1 FROM {upper_rows(axis)} m JOIN want w ON m.k = w.k "
+            f"AND m.b = w.b WHERE m.sid = $1 AND m.b BETWEEN $5 AND $6 "
+            f"UNION ALL SELECT k, b, {cols}, -1, -1 FROM {upper_rows(axis)} WHERE sid = $1 AND k = $2",
             [sid, plan.top, *_span(bottom), *_span(want["b"])]).fetchnumpy()
-    return by_level(_ints(got["k"]), _ints(got["b"]), _agg_from(got), plan.levels)
+    return by_level(ints(got["k"]), ints(got["b"]), agg_from(got), plan.levels)
 
 
 def by_level(k: np.ndarray, b: np.ndarray, agg: M4Agg, levels: range) -> list[tuple[int, np.ndarray, M4Agg]]:

@@ -7,7 +7,7 @@ Schema (one file)::
 
     series(sid, project, run, key, kind, count, first_step, last_step, first_ns, last_ns, last_value,
            min_step, max_step, m4_base_step, m4_base_time)
-    chunks, m4b_step, m4b_time, m4_step, m4_time   -- raw points and their rollups, see .points
+    chunks, m4b_*, m4_*, m4p_*                 -- raw points and their rollups, see .points
     histograms(sid, step, wall_ns, edges, counts, min, max, sum, count)
     texts(sid, step, wall_ns, level, text)
     runs(project, run, meta_json, state, reason, status_ns)
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import threading
 import time
 from typing import Any, Iterator, Sequence
@@ -47,6 +48,7 @@ from curvestream_bridge.store.base import (
     RunRecord,
     SeriesQuery,
     SeriesResult,
+    StoreUnavailable,
     meta_fields,
     record_from_meta,
     state_name,
@@ -56,9 +58,13 @@ from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped
 from curvestream_bridge.store.duckdb.many import series_many
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
 from curvestream_bridge.store.duckdb.points import PointWriter, scan, series_query
+from curvestream_bridge.store.duckdb.upper import merge_partials
+from curvestream_bridge.store.m4.levels import AXES
 from curvestream_bridge.store.m4.query import empty_result, rollup_axis
 
 __all__ = ["DuckDBStore"]
+
+log = logging.getLogger("curvestream.bridge.duckdb")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS series (
@@ -136,14 +142,22 @@ class DuckDBStore:
                 self._write_points(cur, batches)
                 self._write_others(cur, batches)
                 now = time.time_ns()
-                rows = [(b.producer_id, b.seq, now) for b in batches]
-                if rows:
-                    cur.executemany("INSERT INTO batches VALUES (?, ?, ?)", rows)
+                if batches:
+                    self._record_batches(cur, batches, now)
                 cur.execute("COMMIT")
                 self._points.commit()
             except BaseException as exc:
                 self._abandon(cur, exc)
                 raise
+
+    @staticmethod
+    def _record_batches(cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch], now: int) -> None:
+        """The (producer, seq) of every batch written, by one statement."""
+        rows = {"producer": np.array([b.producer_id for b in batches], dtype=object),
+                "seq": np.array([b.seq for b in batches], dtype=np.uint64),
+                "stored_ns": np.full(len(batches), now, np.int64)}
+        with scan(cur, "new_batches", rows):
+            cur.execute("INSERT INTO batches SELECT producer, seq, stored_ns FROM new_batches")
 
     def _abandon(self, cur: duckdb.DuckDBPyConnection, exc: BaseException) -> None:
         """After a failed write: roll back, and forget the series and plans it made."""
@@ -200,25 +214,9 @@ class DuckDBStore:
 
     def _write_points(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
         parts: dict[int, list[Any]] = {}
-        stats: dict[int, list[Any]] = {}
         for b in batches:
             for col in b.scalars:
-                sid = self._sid(cur, b.project, b.run, col.key, "scalar")
-                parts.setdefault(sid, []).append(col)
-                last = int(np.argmax(col.wall_ns))
-                first = int(np.argmin(col.wall_ns))
-                s = stats.get(sid)
-                item = [len(col.values), int(col.steps[first]), int(col.wall_ns[first]), int(col.steps[last]),
-                        int(col.wall_ns[last]), float(col.values[last]), int(col.steps.min()), int(col.steps.max())]
-                if s is None:
-                    stats[sid] = item
-                else:
-                    s[0] += item[0]
-                    if item[2] < s[2]:
-                        s[1], s[2] = item[1], item[2]
-                    if item[4] > s[4]:
-                        s[3], s[4], s[5] = item[3], item[4], item[5]
-                    s[6], s[7] = min(s[6], item[6]), max(s[7], item[7])
+                parts.setdefault(self._sid(cur, b.project, b.run, col.key, "scalar"), []).append(col)
         if not parts:
             return
         # one column per series and write: the rollups cost per call, not per point
@@ -226,22 +224,40 @@ class DuckDBStore:
                            for f in ("steps", "wall_ns", "values")))
                    for sid, cols in parts.items()]
         counts = dict(cur.execute("SELECT sid, count FROM series WHERE sid IN (SELECT unnest(?))",
-                                  [list(stats)]).fetchall())
+                                  [list(parts)]).fetchall())
         self._points.write(cur, columns, counts)
-        rows = [(sid, n, fs, fn, ls, ln, lv if lv == lv else None, lv != lv, smin, smax)
-                for sid, (n, fs, fn, ls, ln, lv, smin, smax) in stats.items()]
-        cur.executemany(
-            """UPDATE series SET count = count + $1,
-                   first_step = CASE WHEN first_ns IS NULL OR $3 < first_ns THEN $2 ELSE first_step END,
-                   first_ns = CASE WHEN first_ns IS NULL OR $3 < first_ns THEN $3 ELSE first_ns END,
-                   last_step = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $4 ELSE last_step END,
-                   last_value = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $6 ELSE last_value END,
-                   last_is_nan = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $7 ELSE last_is_nan END,
-                   last_ns = CASE WHEN last_ns IS NULL OR $5 > last_ns THEN $5 ELSE last_ns END,
-                   min_step = least(coalesce(min_step, $9), $9), max_step = greatest(coalesce(max_step, $10), $10)
-               WHERE sid = $8""",
-            [(n, fs, fn, ls, ln, lv, nan, sid, smin, smax) for sid, n, fs, fn, ls, ln, lv, nan, smin, smax in rows],
-        )
+        self._update_stats(cur, columns)
+
+    @staticmethod
+    def _update_stats(cur: duckdb.DuckDBPyConnection, columns: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        """All series of a write updated by one statement (one per series cost
+        more than the points of a small round). On equal wall times the point
+        that came first counts as the series' first and last."""
+        firsts = [int(np.argmin(walls)) for _, _, walls, _ in columns]
+        lasts = [int(np.argmax(walls)) for _, _, walls, _ in columns]
+        cols = {"sid": np.array([c[0] for c in columns], np.int32),
+                "n": np.array([len(c[1]) for c in columns], np.int64),
+                "fs": np.array([c[1][i] for c, i in zip(columns, firsts)], np.int64),
+                "fn": np.array([c[2][i] for c, i in zip(columns, firsts)], np.int64),
+                "ls": np.array([c[1][i] for c, i in zip(columns, lasts)], np.int64),
+                "ln": np.array([c[2][i] for c, i in zip(columns, lasts)], np.int64),
+                "lv": np.array([c[3][i] for c, i in zip(columns, lasts)], np.float64),
+                "smin": np.array([c[1].min() for c in columns], np.int64),
+                "smax": np.array([c[1].max() for c in columns], np.int64)}
+        cols["nan"] = np.isnan(cols["lv"])
+        with scan(cur, "new_stats", cols):
+            cur.execute(
+                """UPDATE series SET count = count + u.n,
+                       first_step = CASE WHEN first_ns IS NULL OR u.fn < first_ns THEN u.fs ELSE first_step END,
+                       first_ns = CASE WHEN first_ns IS NULL OR u.fn < first_ns THEN u.fn ELSE first_ns END,
+                       last_step = CASE WHEN last_ns IS NULL OR u.ln > last_ns THEN u.ls ELSE last_step END,
+                       last_value = CASE WHEN last_ns IS NULL OR u.ln > last_ns
+                                         THEN (CASE WHEN u.nan THEN NULL ELSE u.lv END) ELSE last_value END,
+                       last_is_nan = CASE WHEN last_ns IS NULL OR u.ln > last_ns THEN u.nan ELSE last_is_nan END,
+                       last_ns = CASE WHEN last_ns IS NULL OR u.ln > last_ns THEN u.ln ELSE last_ns END,
+                       min_step = least(coalesce(min_step, u.smin), u.smin),
+                       max_step = greatest(coalesce(max_step, u.smax), u.smax)
+                   FROM new_stats u WHERE series.sid = u.sid""")
 
     def _write_others(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
         for b in batches:
@@ -279,8 +295,10 @@ class DuckDBStore:
         )
 
     def _apply_status(self, cur: duckdb.DuckDBPyConnection, status: run_pb2.RunStatus) -> bool:
-        row = cur.execute("SELECT status_ns FROM runs WHERE project = ? AND run = ?",
-                          [status.project, status.run]).fetchone()
+        # fetchall: a result left unfinished makes DuckDB refuse the next register() on this cursor
+        rows = cur.execute("SELECT status_ns FROM runs WHERE project = ? AND run = ?",
+                           [status.project, status.run]).fetchall()
+        row = rows[0] if rows else None
         if row is not None and row[0] is not None and row[0] > status.updated_ns:
             return False
         cur.execute(
@@ -333,10 +351,14 @@ class DuckDBStore:
                           a["step"], a.get("time_ns") or round(a["time_ms"]) * 1_000_000, a["message"]] for a in alerts])
                 cur.execute("COMMIT")
             except duckdb.Error as exc:
-                try:
-                    cur.execute("ROLLBACK")
-                except duckdb.Error:
-                    pass
+                error = self._db.translate(exc)  # notes an invalidated database (a failed checkpoint), to be reopened
+                if not self._db.invalidated:
+                    try:
+                        cur.execute("ROLLBACK")
+                    except duckdb.Error:
+                        pass
+                if isinstance(error, StoreUnavailable):
+                    raise error from None
                 raise StoreUnavailable(f"DuckDB alert state write failed: {exc}") from None
 
     # ------------------------------------------------------------------ reading
@@ -442,7 +464,23 @@ class DuckDBStore:
 
     def close(self) -> None:
         with self._write_lock:
+            self._merge_partials()
             self._db.close()
+
+    def _merge_partials(self) -> None:
+        """A clean shutdown merges the waiting partial rollup rows, so that the
+        file holds one row per upper bucket (as before .upper existed). Best
+        effort: rows left by a failure are merged by the next write."""
+        if self._db.invalidated:
+            return
+        try:
+            cur = self._cursor()
+            cur.execute("BEGIN TRANSACTION")
+            for axis in AXES:
+                merge_partials(cur, axis)
+            cur.execute("COMMIT")
+        except (duckdb.Error, StoreUnavailable) as exc:
+            log.warning("curvestream bridge: partial rollup rows not merged at close (the next write will): %s", exc)
 
 
 @contextlib.contextmanager

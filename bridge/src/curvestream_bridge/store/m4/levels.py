@@ -31,7 +31,8 @@ import numpy as np
 
 from curvestream_bridge.store.m4.agg import M4Agg, merge_runs, points_runs
 
-__all__ = ["FANOUT", "LEVELS", "MIN_POINTS", "AXES", "LevelPlan", "choose_base", "batch_partials", "order_by_x"]
+__all__ = ["FANOUT", "LEVELS", "MIN_POINTS", "AXES", "LevelPlan", "choose_base", "batch_partials", "order_by_x",
+           "in_x_order", "many_partials"]
 
 FANOUT = 8
 LEVELS = 8
@@ -85,14 +86,23 @@ def order_by_x(axis: str, step: np.ndarray, wall: np.ndarray) -> np.ndarray:
     return np.argsort(wall, kind="stable")
 
 
+def in_x_order(axis: str, step: np.ndarray, wall: np.ndarray) -> bool:
+    """Whether points are already in the order :func:`order_by_x` gives."""
+    if axis == "time":
+        return bool(np.all(wall[1:] >= wall[:-1]))
+    ds = np.diff(step)
+    return bool(np.all((ds > 0) | ((ds == 0) & (wall[1:] >= wall[:-1]))))
+
+
 def batch_partials(plan: LevelPlan, step: np.ndarray, wall: np.ndarray, value: np.ndarray,
                    cid: np.ndarray | None = None) -> Iterator[tuple[int, np.ndarray, M4Agg]]:
     """``(k, buckets, aggregates)`` for every level, for the points of one batch
     of one series (any order)."""
     step, wall = np.asarray(step, dtype=np.int64), np.asarray(wall, dtype=np.int64)
     value = np.asarray(value, dtype=np.float64)
-    order = order_by_x(plan.axis, step, wall)
-    step, wall, value = step[order], wall[order], value[order]
+    order = None if in_x_order(plan.axis, step, wall) else order_by_x(plan.axis, step, wall)
+    if order is not None:  # a batch usually comes in x order: checking costs a fraction of sorting
+        step, wall, value = step[order], wall[order], value[order]
     x = step if plan.axis == "step" else wall
     buckets = np.floor_divide(x, plan.size(plan.k0))
     agg: M4Agg | None = None
@@ -103,9 +113,45 @@ def batch_partials(plan: LevelPlan, step: np.ndarray, wall: np.ndarray, value: n
         if agg is None:  # the bottom level straight from the points: no row per point (most of a write's time)
             agg = points_runs(step, wall, value, starts)
             if cid is not None:
-                cids = np.asarray(cid, dtype=np.int64)[order]
+                cids = np.asarray(cid, dtype=np.int64)
+                cids = cids if order is None else cids[order]
                 agg.c0, agg.c1 = np.minimum.reduceat(cids, starts), np.maximum.reduceat(cids, starts)
         else:
             agg = merge_runs(agg, starts)
         buckets = buckets[starts]
         yield k, buckets, agg
+
+
+def many_partials(plans: list[LevelPlan], step: list[np.ndarray], wall: list[np.ndarray], value: list[np.ndarray],
+                  cid: list[np.ndarray]) -> Iterator[tuple[int, np.ndarray, np.ndarray, M4Agg]]:
+    """:func:`batch_partials` of several series at once (their plans on one
+    axis, without ladders): ``(k, series, buckets, aggregates)`` for every
+    level, ``series`` the index of each row's series in the lists.
+
+    One pass over all series: a run ends where the bucket or the series
+    changes, so the numpy calls per write no longer grow with its series."""
+    axis = plans[0].axis
+    assert all(not p.ladder and p.axis == axis for p in plans)
+    parts = []
+    for i, plan in enumerate(plans):
+        s, w, v, c = (np.asarray(step[i], np.int64), np.asarray(wall[i], np.int64),
+                      np.asarray(value[i], np.float64), np.asarray(cid[i], np.int64))
+        if not in_x_order(axis, s, w):
+            order = order_by_x(axis, s, w)
+            s, w, v, c = s[order], w[order], v[order], c[order]
+        parts.append((s, w, v, c, np.full(len(s), i, np.int64), np.full(len(s), plan.base, np.int64)))
+    s, w, v, c, series, base = (np.concatenate([p[j] for p in parts]) for j in range(6))
+    buckets = np.right_shift(s if axis == "step" else w, base)  # floor division by 2**base
+    agg: M4Agg | None = None
+    for k in range(LEVELS):
+        if k > 0:
+            buckets = np.floor_divide(buckets, FANOUT)
+        change = (buckets[1:] != buckets[:-1]) | (series[1:] != series[:-1])
+        starts = np.flatnonzero(np.concatenate(([True], change)))
+        if agg is None:
+            agg = points_runs(s, w, v, starts)
+            agg.c0, agg.c1 = np.minimum.reduceat(c, starts), np.maximum.reduceat(c, starts)
+        else:
+            agg = merge_runs(agg, starts)
+        buckets, series = buckets[starts], series[starts]
+        yield k, series, buckets, agg

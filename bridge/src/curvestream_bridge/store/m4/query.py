@@ -25,7 +25,7 @@ import numpy as np
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.m4.plan import AxisScale, Intervals, Pieces, column_intervals, plan_pieces
-from curvestream_bridge.store.m4.levels import LevelPlan, order_by_x
+from curvestream_bridge.store.m4.levels import LevelPlan, in_x_order, order_by_x
 from curvestream_bridge.store.m4.kernel import m4_indices
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg, merge, merge_runs, points_runs
 
@@ -250,7 +250,7 @@ def _raw_runs(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray) -
     if len(step) == 0 or len(straddlers) == 0:
         return M4Agg.empty(), np.zeros(0, np.int64)
     step, wall, value = (np.ascontiguousarray(a) for a in (step, wall, value))
-    if not _sorted(f.axis, step, wall):
+    if not in_x_order(f.axis, step, wall):
         order = order_by_x(f.axis, step, wall)
         step, wall, value = step[order], wall[order], value[order]
     x = step if f.axis == "step" else wall
@@ -267,13 +267,6 @@ def _raw_runs(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray) -
         keep = np.flatnonzero(mine)
         agg, runs = agg.take(keep), runs[keep]
     return agg, x[runs]
-
-
-def _sorted(axis: str, step: np.ndarray, wall: np.ndarray) -> bool:
-    if axis == "time":
-        return bool(np.all(wall[1:] >= wall[:-1]))
-    ds = np.diff(step)
-    return bool(np.all((ds > 0) | ((ds == 0) & (wall[1:] >= wall[:-1]))))
 
 
 def _neighbour(agg: M4Agg, kind: int, i: int) -> tuple[int, int, float] | None:
