@@ -159,16 +159,23 @@ class DuckDBStore:
         with scan(cur, "new_batches", rows):
             cur.execute("INSERT INTO batches SELECT producer, seq, stored_ns FROM new_batches")
 
+    def _roll_back(self, cur: duckdb.DuckDBPyConnection, exc: BaseException) -> BaseException:
+        """After a failed transaction: roll it back, unless the database was
+        invalidated (noted by translating the error: it is reopened); the error
+        as the store raises it."""
+        error = self._db.translate(exc) if isinstance(exc, duckdb.Error) else exc
+        if not self._db.invalidated:
+            try:
+                cur.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # no transaction left to roll back
+        return error
+
     def _abandon(self, cur: duckdb.DuckDBPyConnection, exc: BaseException) -> None:
         """After a failed write: roll back, and forget the series and plans it made."""
-        if isinstance(exc, duckdb.Error):
-            self._db.translate(exc)  # notes an invalidated database, to be reopened
+        self._roll_back(cur, exc)
         if self._db.invalidated:
             return  # the reopen reads everything afresh
-        try:
-            cur.execute("ROLLBACK")
-        except duckdb.Error:
-            pass  # no transaction left to roll back
         try:
             self._reload_sids(cur)
             self._points.reload(cur)
@@ -351,12 +358,7 @@ class DuckDBStore:
                           a["step"], a.get("time_ns") or round(a["time_ms"]) * 1_000_000, a["message"]] for a in alerts])
                 cur.execute("COMMIT")
             except duckdb.Error as exc:
-                error = self._db.translate(exc)  # notes an invalidated database (a failed checkpoint), to be reopened
-                if not self._db.invalidated:
-                    try:
-                        cur.execute("ROLLBACK")
-                    except duckdb.Error:
-                        pass
+                error = self._roll_back(cur, exc)  # a failed checkpoint invalidates the database: reopened
                 if isinstance(error, StoreUnavailable):
                     raise error from None
                 raise StoreUnavailable(f"DuckDB alert state write failed: {exc}") from None
@@ -406,7 +408,7 @@ class DuckDBStore:
         sid = self._sids.get((q.project, q.run, q.key, "scalar"))
         if sid is None:
             return empty_result(q)
-        with interrupting(cur.interrupt), _snapshot(cur):  # one snapshot for the several reads of a query
+        with _snapshot(cur):  # one snapshot for the several reads of a query
             origin = self._run_start_ns(cur, q.project, q.run) if q.x == "relative" else 0
             return series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin)
 
@@ -414,7 +416,7 @@ class DuckDBStore:
     def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
         """Each query's :meth:`series` answer, read together (see :mod:`.many`)."""
         cur = self._cursor()
-        with interrupting(cur.interrupt), _snapshot(cur):  # one snapshot for all of them
+        with _snapshot(cur):  # one snapshot for all of them
             origins = self._run_starts_ns(cur, {(q.project, q.run) for q in queries if q.x == "relative"})
             items = []
             for q in queries:
@@ -485,14 +487,17 @@ class DuckDBStore:
 
 @contextlib.contextmanager
 def _snapshot(cur: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """A read transaction: committed when the block ends, rolled back when it raises."""
-    cur.execute("BEGIN TRANSACTION")
-    try:
-        yield
-    except BaseException:
+    """A read transaction: committed when the block ends, rolled back when it
+    raises; its statements are interrupted if the read's client goes away
+    (:mod:`..cancel`)."""
+    with interrupting(cur.interrupt):
+        cur.execute("BEGIN TRANSACTION")
         try:
-            cur.execute("ROLLBACK")
-        except duckdb.Error:
-            pass  # the database was invalidated under the query: the first error says why
-        raise
-    cur.execute("COMMIT")
+            yield
+        except BaseException:
+            try:
+                cur.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # the database was invalidated under the query: the first error says why
+            raise
+        cur.execute("COMMIT")
