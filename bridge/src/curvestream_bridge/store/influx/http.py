@@ -211,9 +211,10 @@ class InfluxHTTP:
         """A write whose chunks are sent while the caller makes more lines:
         ``add(lines)`` as they come, then ``wait()`` (which raises what a chunk raised)."""
         self._ensure_connected()
-        return Writing(self, time.monotonic() + self._write_deadline_s, self.meta_rp if meta else "", meta)
+        return Writing(self, time.monotonic() + self._write_deadline_s, meta)
 
-    def _write_chunk(self, chunk: list[str], deadline: float, rp: str = "", meta: bool = False) -> None:
+    def _write_chunk(self, chunk: list[str], deadline: float, meta: bool = False) -> None:
+        rp = self.meta_rp if meta else ""
         params = {"db": self.database, "precision": "ns", **self._auth_params}
         if rp:
             params["rp"] = rp
@@ -288,8 +289,8 @@ def _ident(name: str) -> str:
 class Writing:
     """One write in progress (see :meth:`InfluxHTTP.writing`)."""
 
-    def __init__(self, db: InfluxHTTP, deadline: float, rp: str = "", meta: bool = False) -> None:
-        self._db, self._deadline, self._rp, self._meta = db, deadline, rp, meta
+    def __init__(self, db: InfluxHTTP, deadline: float, meta: bool = False) -> None:
+        self._db, self._deadline, self._meta = db, deadline, meta
         self._pending: list[str] = []
         self._futures: list[concurrent.futures.Future[None]] = []
 
@@ -300,8 +301,7 @@ class Writing:
             del self._pending[:LINES_PER_REQUEST]
 
     def _send(self, chunk: list[str]) -> None:
-        self._futures.append(self._db._writers.submit(self._db._write_chunk, chunk, self._deadline, self._rp,
-                                                     self._meta))
+        self._futures.append(self._db._writers.submit(self._db._write_chunk, chunk, self._deadline, self._meta))
 
     def abandon(self) -> None:
         """Waits for the chunks in flight, whatever they answer (the caller raises its own error)."""
@@ -314,7 +314,7 @@ class Writing:
         if self._pending:
             if not self._futures:  # one small write: no thread hop
                 chunk, self._pending = self._pending, []
-                self._db._write_chunk(chunk, self._deadline, self._rp, self._meta)
+                self._db._write_chunk(chunk, self._deadline, self._meta)
                 return
             self._send(self._pending)
             self._pending = []

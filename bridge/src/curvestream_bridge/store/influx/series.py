@@ -46,13 +46,12 @@ NONFINITE = {1: np.nan, 2: np.inf, 3: -np.inf}
 
 
 def series_query(run: Statements, key: SeriesKey, q: SeriesQuery, plan: LevelPlan, origin: int,
-                 time_bottom: int | None = None, source: Callable[[str], str] | None = None) -> SeriesResult:
+                 time_bottom: int | None, source: Callable[[str], str]) -> SeriesResult:
     """The answer from the rollups of ``plan``; ``time_bottom``: the bottom bucket
     size of the series' time rollups, whose packed points serve x = step too;
     ``source(axis)``: the rollups of an axis as a FROM clause names them."""
     axis = rollup_axis(q.x)
     where = series_where(key)
-    source = source or (lambda a: f'"{MEASUREMENT[a]}"')
     top = rows_of(run([f'SELECT {SELECT_FIELDS} FROM {source(axis)} WHERE {where} AND "k" = \'{plan.top}\''])[0],
                   plan.size(plan.top))
     if len(top[1]) == 0:
@@ -101,7 +100,7 @@ def _rolled_up(run: Statements, where: str, f: Frame, top: tuple[np.ndarray, M4A
         else:
             rows.append((k, *rows_of(result, plan.size(k))))
     if bottom:
-        buckets, agg, packs = _packed_bottom(run, where, f, bottom)
+        buckets, agg, packs = _packed_bottom(run, where, f, bottom, measurement)
         rows.append((0, buckets, agg))
         for b, pts in zip(buckets.tolist(), packs):
             if b in straddling:
@@ -116,7 +115,7 @@ def _rolled_up(run: Statements, where: str, f: Frame, top: tuple[np.ndarray, M4A
 
 
 def _packed_bottom(run: Statements, where: str, f: Frame,
-                   results: list[list[dict]]) -> tuple[np.ndarray, M4Agg, list[np.ndarray | None]]:
+                   results: list[list[dict]], measurement: str) -> tuple[np.ndarray, M4Agg, list[np.ndarray | None]]:
     """Buckets, aggregates and points of the bottom rows of a packed axis read
     as ``p`` alone: the aggregate of a row is made from its points, since
     reading ``m`` beside ``p`` cost InfluxDB a second string block per
@@ -131,7 +130,7 @@ def _packed_bottom(run: Statements, where: str, f: Frame,
     keep = np.flatnonzero(~np.isin(buckets, missing))
     buckets, packs = buckets[keep], [packs[i] for i in keep.tolist()]
     out = [(buckets, aggs_of_points(packs), packs)]
-    stmts = [f'SELECT {SELECT_FIELDS} FROM "{MEASUREMENT[f.axis]}" WHERE {where} AND "k" = \'0\' AND '
+    stmts = [f'SELECT {SELECT_FIELDS} FROM {measurement} WHERE {where} AND "k" = \'0\' AND '
              f'time >= {lo * s0} AND time < {(hi + 1) * s0}' for lo, hi in bucket_runs(missing, 0)]
     for result in run(stmts) if stmts else []:
         b, agg = rows_of(result, s0)

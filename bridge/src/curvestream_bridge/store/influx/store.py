@@ -353,7 +353,7 @@ class InfluxStore(SeriesOneByOne):
         plans = self._rollup.plan(key, self._db.statements)
         if plans is not None:
             return series_query(self._db.statements, key, q, plans[rollup_axis(q.x)], origin,
-                                plans["time"].size(0), source=self._rollup.source)
+                                plans["time"].size(0), self._rollup.source)
         wall, step, y = self._raw(where, None, None)
         if q.x == "step":
             order = np.argsort(step, kind="stable")
