@@ -144,8 +144,8 @@ def create_app(bridge: "Bridge") -> FastAPI:
 
     async def read_for(request: Request, fn: Any, *args: Any) -> Any:
         """``fn(*args)`` in a thread, stopped if the client goes away meanwhile (a page
-        that zoomed again aborts the request before): then ``None``, and nobody
-        reads the answer."""
+        that zoomed again aborts the request before): then 499 (nginx's "client
+        closed request"), which nobody receives."""
         gone = ReadCancel()
 
         def run() -> Any:
@@ -163,7 +163,7 @@ def create_app(bridge: "Bridge") -> FastAPI:
             return await task
         except Exception:
             if gone.is_set():
-                return None
+                raise HTTPException(499, "the client went away") from None
             raise
 
     @app.get("/healthz", tags=["ops"])
@@ -242,8 +242,6 @@ def create_app(bridge: "Bridge") -> FastAPI:
             raise HTTPException(422, "end must not be less than start")
         q = SeriesQuery(project, run, key, x, start, end, width)
         result = await read_for(request, bridge.store.series, q)
-        if result is None:
-            return Response(status_code=499)  # the client went away (nginx's "client closed request")
         return _series_answer(request, [(project, run, key, q, result)], many=False)
 
     @app.get("/api/v1/series", tags=["series"], dependencies=[Depends(can_read)], responses=_BINARY_ANSWER)
@@ -267,8 +265,6 @@ def create_app(bridge: "Bridge") -> FastAPI:
             raise HTTPException(422, "end must not be less than start")
         queries = [SeriesQuery(p, r, k, x, start, end, width) for p, r in pairs for k in key]
         results = await read_for(request, bridge.store.series_many, queries)
-        if results is None:
-            return Response(status_code=499)
         return _series_answer(request, [(q.project, q.run, q.key, q, res) for q, res in zip(queries, results)],
                               many=True)
 
