@@ -80,11 +80,17 @@ def test_alert_ids_are_stable_and_versions_count_transitions():
     assert alert.to_json()["window"] == {"from_step": 3, "to_step": 3}
 
 
-def test_stalled_fires_after_quiet_seconds_of_a_running_run_and_resolves_when_points_resume():
+def _running_run_with_ten_steps() -> tuple[Clock, AlertEngine]:
+    """An engine on a clock that has seen steps 0-9 of a running run."""
     clock = Clock()
     engine = AlertEngine(RULES, clock_ns=clock)
     engine.status("p", "r", "running")
     engine.evaluate([batch(1, range(10), np.ones(10))])
+    return clock, engine
+
+
+def test_stalled_fires_after_quiet_seconds_of_a_running_run_and_resolves_when_points_resume():
+    clock, engine = _running_run_with_ten_steps()
     clock.ns += 14 * 10**9
     assert engine.tick().alerts == []
     clock.ns += 2 * 10**9
@@ -97,10 +103,7 @@ def test_stalled_fires_after_quiet_seconds_of_a_running_run_and_resolves_when_po
 
 
 def test_stalled_resolves_at_the_first_new_step_when_the_batch_begins_with_the_last_step_seen():
-    clock = Clock()
-    engine = AlertEngine(RULES, clock_ns=clock)
-    engine.status("p", "r", "running")
-    engine.evaluate([batch(1, range(10), np.ones(10))])
+    clock, engine = _running_run_with_ten_steps()
     clock.ns += 16 * 10**9
     assert [a.state for a in engine.tick().alerts] == ["firing"]
     resumed = engine.evaluate([batch(2, range(9, 20), np.ones(11))]).alerts  # step 9's other keys, then new ones
