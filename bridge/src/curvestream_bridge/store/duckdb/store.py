@@ -33,8 +33,10 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator, Sequence
 
 import duckdb
@@ -58,6 +60,7 @@ from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped
 from curvestream_bridge.store.duckdb.many import series_many
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
 from curvestream_bridge.store.duckdb.points import PointWriter, scan, series_query
+from curvestream_bridge.store.duckdb.split import split_read
 from curvestream_bridge.store.duckdb.upper import merge_partials
 from curvestream_bridge.store.m4.levels import AXES
 from curvestream_bridge.store.m4.query import empty_result, rollup_axis
@@ -65,6 +68,9 @@ from curvestream_bridge.store.m4.query import empty_result, rollup_axis
 __all__ = ["DuckDBStore"]
 
 log = logging.getLogger("curvestream.bridge.duckdb")
+
+READ_THREADS = min(os.cpu_count() or 1, 4)
+"""Threads that read the series of one overlay side by side (``?read_threads=N``; 1: the calling thread alone)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS series (
@@ -92,10 +98,14 @@ CREATE TABLE IF NOT EXISTS alert_events (id VARCHAR NOT NULL, version INTEGER NO
 class DuckDBStore:
     name = "duckdb"
 
-    def __init__(self, path: str, rollups: bool = True, checkpoint_mb: int = 128) -> None:
+    def __init__(self, path: str, rollups: bool = True, checkpoint_mb: int = 128,
+                 read_threads: int = READ_THREADS) -> None:
         self.path = path
         self.rollups = rollups
         self.checkpoint_mb = checkpoint_mb
+        self.read_threads = max(1, read_threads)
+        self._readers = (ThreadPoolExecutor(self.read_threads - 1, thread_name_prefix="curvestream-read")
+                         if self.read_threads > 1 else None)
         self._write_lock = threading.Lock()
         self._db = DuckDBFile(path, self._on_open)
         self._migrate_points_table()
@@ -412,9 +422,13 @@ class DuckDBStore:
             origin = self._run_start_ns(cur, q.project, q.run) if q.x == "relative" else 0
             return series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin)
 
-    @mapped
     def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
-        """Each query's :meth:`series` answer, read together (see :mod:`.many`)."""
+        """Each query's :meth:`series` answer, read together (see :mod:`.many`),
+        in up to ``read_threads`` parts side by side (:mod:`.split`)."""
+        return split_read(self._series_many, queries, self._readers, self.read_threads)
+
+    @mapped
+    def _series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
         cur = self._cursor()
         with _snapshot(cur):  # one snapshot for all of them
             origins = self._run_starts_ns(cur, {(q.project, q.run) for q in queries if q.x == "relative"})
@@ -468,6 +482,8 @@ class DuckDBStore:
         with self._write_lock:
             self._merge_partials()
             self._db.close()
+        if self._readers is not None:
+            self._readers.shutdown(wait=False)
 
     def _merge_partials(self) -> None:
         """A clean shutdown merges the waiting partial rollup rows, so that the
