@@ -92,6 +92,15 @@ describe('buildChartOption', () => {
     expect(computeLayers(model()).notes[0]).toBe('NaN, +Inf and -Inf marked at the plot edge');
   });
 
+  it('draws the raw line one pixel wide, smoothed or not (a hairline: cheap to rasterize in software)', () => {
+    for (const smoothing of [0, 0.6]) {
+      for (const withStyle of [true, false]) {
+        const option = withStyle ? buildChartOption(model({}, { smoothing })) : buildDataUpdate(model({}, { smoothing }));
+        expect((seriesById(option, seriesIds('a').raw).lineStyle as { width: number }).width).toBe(1);
+      }
+    }
+  });
+
   it('draws the smoothed line over a faint raw line, with a min/max band', () => {
     const m = model({}, { smoothing: 0.6 });
     const option = buildChartOption(m);

@@ -17,6 +17,15 @@ export function seriesIds(id: string) {
   };
 }
 
+/**
+ * The raw line is 1 CSS pixel wide (Grafana's default too). A browser that
+ * rasterizes in software (no GPU raster: many remote desktops, headless
+ * Chromium) draws a 1-pixel line as a hairline; at 1.5 it strokes the outline
+ * of every segment instead, and a dense noisy curve of 8,000 points took
+ * 5× longer to paint (bench/README.md, zoomed views of 10 × 10M points).
+ */
+export const RAW_LINE_WIDTH = 1;
+
 type Pair = [number, number | null];
 
 /** A value as ECharts should draw it: null (a gap) for non-finite values and, on log, for values ≤ 0. */
@@ -104,7 +113,7 @@ export function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle:
           id: ids.raw,
           type: 'line',
           data: raw,
-          lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
+          lineStyle: { color, width: RAW_LINE_WIDTH, opacity: layers.smoothingOn ? 0.3 : 1 },
           ...rawSymbols,
           ...marks,
         },
@@ -134,7 +143,7 @@ export function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle:
         ...line,
         id: ids.raw,
         data: raw,
-        lineStyle: { color, width: layers.smoothingOn ? 1 : 1.5, opacity: layers.smoothingOn ? 0.3 : 1 },
+        lineStyle: { color, width: RAW_LINE_WIDTH, opacity: layers.smoothingOn ? 0.3 : 1 },
         ...rawSymbols,
         ...marks,
       },
