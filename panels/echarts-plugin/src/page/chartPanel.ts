@@ -242,15 +242,15 @@ export class ChartPanel {
   private becomeVisible(): void {
     if (this.visible) return;
     this.visible = true;
+    this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
+    // ask first: the bridge works on the queries while ECharts creates and sets up the empty chart
+    this.reloadAll();
     this.chart = new ChartHost(this.canvas, {
       init,
       zoomSettle: 'frame',
       onUserZoom: (window) => this.finishUserZoom(window),
     });
-    this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
     this.resizeObserver.observe(this.canvas);
-    // ask first: the bridge works on the queries while ECharts sets up the empty chart
-    this.reloadAll();
     this.render(true);
   }
 
