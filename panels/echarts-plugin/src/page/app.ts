@@ -24,6 +24,7 @@ import {
   showBannerError,
   type ChartsView,
 } from './pageLayout';
+import { loadChartsNearViewport } from './nearViewport';
 import { newestRun, type RunFilter } from './runFilter';
 import { RunDetail } from './runDetail';
 import { RunMetrics } from './runMetrics';
@@ -330,6 +331,7 @@ export class App {
     }
 
     this.chartsView.info.textContent = chartsInfoText(selected.length, allKeys.length, keys.length);
+    loadChartsNearViewport(this.panels.values());
   }
 
   private setTab(tab: PageTab): void {
