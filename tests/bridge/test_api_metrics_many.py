@@ -20,7 +20,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent / "store"))
 from test_store_support import batches, curve, write_all  # noqa: E402
 
 # (project, run, keys): runs sharing a key, runs with keys of their own, hostile names
-RUNS = [("vision", "long", ["loss", "acc"]), ("vision", "lr/0.01 %2F 100% 😀", ["loss", 'grad/norm "clipped", a=b ü']),
+RUNS = [("vision", "long", ["loss", "acc"]),
+        ("vision", "lr/0.01 %2F 100% 😀", ["loss", 'grad/norm "clipped", a=b ü']),
         ("nlp", "short", ["loss"]), ("a,b c=d", "'; DROP TABLE series; --\nline", ["loss", "x y"])]
 MISSING = [("vision", "nowhere"), ("nowhere", "long")]
 _db = itertools.count(1)

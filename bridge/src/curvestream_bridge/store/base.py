@@ -27,8 +27,8 @@ from curvestream_wire.v1 import run_pb2
 from curvestream_bridge.decode import DecodedBatch
 from curvestream_bridge.store.cancel import check
 
-__all__ = ["Store", "SeriesOneByOne", "MetricsOneByOne", "StoreUnavailable", "StoreRejected", "RunRecord", "MetricRecord", "SeriesQuery", "SeriesResult", "RunState",
-           "state_name", "XAxis"]
+__all__ = ["Store", "SeriesOneByOne", "MetricsOneByOne", "StoreUnavailable", "StoreRejected", "RunRecord",
+           "MetricRecord", "SeriesQuery", "SeriesResult", "RunState", "state_name", "XAxis"]
 
 XAxis = Literal["step", "time", "relative"]
 
