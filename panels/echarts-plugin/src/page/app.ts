@@ -13,6 +13,7 @@ import { Controls, type ControlValues } from './controls';
 import { LiveRouter } from './liveRouter';
 import { LiveSocket, type LiveState } from './liveSocket';
 import { filterMetricKeys, unionMetricKeys } from './metricKeys';
+import { loadChartsNearViewport } from './nearViewport';
 import {
   buildBanner,
   buildChartsView,
@@ -24,7 +25,6 @@ import {
   showBannerError,
   type ChartsView,
 } from './pageLayout';
-import { loadChartsNearViewport } from './nearViewport';
 import { newestRun, type RunFilter } from './runFilter';
 import { RunDetail } from './runDetail';
 import { RunMetrics } from './runMetrics';
