@@ -57,6 +57,17 @@ def _name(value: str) -> str:
     return urllib.parse.unquote(value)
 
 
+def _run_pairs(items: list[str]) -> list[tuple[str, str]]:
+    """``project/run`` query values (each name URL-encoded) as (project, run) pairs."""
+    pairs = []
+    for item in items:
+        p, sep, r = item.partition("/")
+        if not sep:
+            raise HTTPException(422, f"run must be 'project/run', got {item!r}")
+        pairs.append((_name(p), _name(r)))
+    return pairs
+
+
 def _series_header(project: str, run: str, key: str, q: SeriesQuery, result: Any) -> dict[str, Any]:
     """The JSON answer of one series without its points."""
     def point(i: int | None) -> dict[str, Any] | None:
@@ -227,6 +238,17 @@ def create_app(bridge: "Bridge") -> FastAPI:
         records = await in_thread(bridge.store.metrics, project, run)
         return {"project": project, "run": run, "metrics": [m.to_json() for m in records]}
 
+    @app.get("/api/v1/metrics", tags=["runs"], dependencies=[Depends(can_read)])
+    async def metrics_of_runs(
+        run: list[str] = Query(..., description="project/run pairs as 'project/run' (URL-encoded names joined by '/')"),
+    ) -> dict[str, Any]:
+        """Several runs' metrics in one request (for overlays), read from the store together:
+        each run's entry is the single-run endpoint's answer."""
+        pairs = _run_pairs(run)
+        records = await in_thread(bridge.store.metrics_many, pairs)
+        return {"runs": [{"project": p, "run": r, "metrics": [m.to_json() for m in found]}
+                         for (p, r), found in zip(pairs, records)]}
+
     @app.get("/api/v1/runs/{project}/{run}/series", tags=["series"], dependencies=[Depends(can_read)],
              responses=_BINARY_ANSWER)
     async def series(
@@ -255,12 +277,7 @@ def create_app(bridge: "Bridge") -> FastAPI:
     ) -> Response:
         """Several runs × metrics in one request (for overlays), read from the store together:
         each answer is the single-series endpoint's. JSON, or binary columns (see above)."""
-        pairs = []
-        for item in run:
-            p, sep, r = item.partition("/")
-            if not sep:
-                raise HTTPException(422, f"run must be 'project/run', got {item!r}")
-            pairs.append((_name(p), _name(r)))
+        pairs = _run_pairs(run)
         if start is not None and end is not None and end < start:
             raise HTTPException(422, "end must not be less than start")
         queries = [SeriesQuery(p, r, k, x, start, end, width) for p, r in pairs for k in key]

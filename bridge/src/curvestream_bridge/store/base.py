@@ -27,8 +27,8 @@ from curvestream_wire.v1 import run_pb2
 from curvestream_bridge.decode import DecodedBatch
 from curvestream_bridge.store.cancel import check
 
-__all__ = ["Store", "SeriesOneByOne", "StoreUnavailable", "StoreRejected", "RunRecord", "MetricRecord", "SeriesQuery", "SeriesResult", "RunState",
-           "state_name", "XAxis"]
+__all__ = ["Store", "SeriesOneByOne", "MetricsOneByOne", "StoreUnavailable", "StoreRejected", "RunRecord",
+           "MetricRecord", "SeriesQuery", "SeriesResult", "RunState", "state_name", "XAxis"]
 
 XAxis = Literal["step", "time", "relative"]
 
@@ -199,6 +199,10 @@ class Store(Protocol):
 
     def metrics(self, project: str, run: str) -> list[MetricRecord]: ...
 
+    def metrics_many(self, runs: Sequence[tuple[str, str]]) -> list[list[MetricRecord]]:
+        """``[metrics(p, r) for p, r in runs]``, read together where the engine can
+        (the metric keys of an overlay's runs in one statement instead of one each)."""
+
     def series(self, query: SeriesQuery) -> SeriesResult: ...
 
     def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
@@ -223,3 +227,10 @@ class SeriesOneByOne:
             check()  # the client may have gone away: the rest is read for nobody
             out.append(self.series(q))  # type: ignore[attr-defined]
         return out
+
+
+class MetricsOneByOne:
+    """``metrics_many`` for an engine that answers one run's metrics at a time."""
+
+    def metrics_many(self, runs: Sequence[tuple[str, str]]) -> list[list[MetricRecord]]:
+        return [self.metrics(project, run) for project, run in runs]  # type: ignore[attr-defined]

@@ -32,6 +32,16 @@ function model(overrides: Partial<ChartModel> = {}, s: Partial<ChartSettings> = 
 
 type AnySeries = { id: string; type: string; data: unknown[]; sampling?: string; [k: string]: unknown };
 
+/** A line's points as [x, y] pairs (null: a gap), read from the typed array ECharts is given. */
+function linePairs(series: AnySeries): [number, number | null][] {
+  expect(series.data).toBeInstanceOf(Float64Array);
+  expect(series.dimensions).toEqual(['x', 'y']);
+  const flat = series.data as unknown as Float64Array;
+  const out: [number, number | null][] = [];
+  for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, Number.isNaN(flat[i + 1]!) ? null : flat[i + 1]!]);
+  return out;
+}
+
 function seriesById(option: ReturnType<typeof buildChartOption>, id: string): AnySeries {
   const list = option.series as AnySeries[];
   const found = list.find((s) => s.id === id);
@@ -79,8 +89,9 @@ describe('buildChartOption', () => {
 
   it('leaves gaps for non-finite values and marks them at the plot edges', () => {
     const option = buildChartOption(model());
-    const raw = seriesById(option, seriesIds('a').raw).data as [number, number | null][];
+    const raw = linePairs(seriesById(option, seriesIds('a').raw));
     expect(raw).toHaveLength(7);
+    expect(raw[0]).toEqual([0, 1]);
     expect(raw[2]).toEqual([20, null]);
     expect(raw[4]).toEqual([40, null]);
     const markers = seriesById(option, seriesIds('a').nonFinite).data as { value: [number, number]; name: string }[];
@@ -108,8 +119,8 @@ describe('buildChartOption', () => {
     const raw = seriesById(option, ids.raw);
     const smooth = seriesById(option, ids.smooth);
     expect((raw.lineStyle as { opacity: number }).opacity).toBeLessThan(1);
-    expect(raw.data).toHaveLength(7);
-    expect(smooth.data).toHaveLength(7);
+    expect(linePairs(raw)).toHaveLength(7);
+    expect(linePairs(smooth)).toHaveLength(7);
     expect(smooth.z as number).toBeGreaterThan(raw.z as number);
     const low = seriesById(option, ids.envelopeLow);
     const high = seriesById(option, ids.envelopeHigh);
@@ -126,7 +137,7 @@ describe('buildChartOption', () => {
 
   it('draws no band and no smoothed line when smoothing is off', () => {
     const option = buildChartOption(model());
-    expect(seriesById(option, seriesIds('a').smooth).data).toEqual([]);
+    expect(linePairs(seriesById(option, seriesIds('a').smooth))).toEqual([]);
     expect(seriesById(option, seriesIds('a').envelopeHigh).data).toEqual([]);
   });
 
@@ -143,7 +154,7 @@ describe('buildChartOption', () => {
     const m = model({ series: [curve('a', [-1, 0, 1, 10, 100])] }, { logY: true });
     const option = buildChartOption(m);
     expect((option.yAxis as { type: string }).type).toBe('log');
-    const raw = seriesById(option, seriesIds('a').raw).data as [number, number | null][];
+    const raw = linePairs(seriesById(option, seriesIds('a').raw));
     expect(raw.slice(0, 2).map((p) => p[1])).toEqual([null, null]);
     expect((option.yAxis as { min: number }).min).toBeGreaterThan(0);
     expect(computeLayers(m).notes).toContain('2 values ≤ 0 hidden (log scale)');
@@ -157,7 +168,7 @@ describe('buildChartOption', () => {
     expect((full.yAxis as { max: number }).max).toBeGreaterThan(1000);
     expect((robust.yAxis as { max: number }).max).toBeLessThan(2);
     // the spike is still in the data, only clipped by the axis
-    expect((seriesById(robust, seriesIds('a').raw).data as [number, number][])[250]![1]).toBe(1000);
+    expect(linePairs(seriesById(robust, seriesIds('a').raw))[250]![1]).toBe(1000);
   });
 
   it('fits the y range to the visible window', () => {

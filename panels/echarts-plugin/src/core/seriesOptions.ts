@@ -28,17 +28,34 @@ export const RAW_LINE_WIDTH = 1;
 
 type Pair = [number, number | null];
 
-/** A value as ECharts should draw it: null (a gap) for non-finite values and, on log, for values ≤ 0. */
-function drawable(y: number, log: boolean): number | null {
-  if (!Number.isFinite(y)) return null;
-  if (log && y <= 0) return null;
+/** How a line's points are given to ECharts: x, y, x, y … in one typed array (see `linePoints`). */
+export const LINE_DIMENSIONS = ['x', 'y'];
+
+/** A value as ECharts should draw it: NaN (a gap) for non-finite values and, on log, for values ≤ 0. */
+function drawable(y: number, log: boolean): number {
+  if (!Number.isFinite(y)) return NaN;
+  if (log && y <= 0) return NaN;
   return y;
 }
 
-function linePairs(xs: readonly number[], ys: readonly number[], log: boolean): Pair[] {
-  const out = new Array<Pair>(xs.length);
-  for (let i = 0; i < xs.length; i++) out[i] = [xs[i]!, drawable(ys[i]!, log)];
+/**
+ * A line's points as x, y, x, y … in a Float64Array: ECharts copies such an array
+ * into its storage in one pass, where an array of [x, y] pairs costs it several
+ * times as long per point (a first draw of 10 overlaid runs is mostly that). A NaN
+ * y is a gap, drawn exactly as a null one.
+ */
+export function linePoints(xs: readonly number[], ys: readonly number[], log: boolean): Float64Array {
+  const out = new Float64Array(2 * xs.length);
+  for (let i = 0; i < xs.length; i++) {
+    out[2 * i] = xs[i]!;
+    out[2 * i + 1] = drawable(ys[i]!, log);
+  }
   return out;
+}
+
+/** ECharts takes a typed array as a series' data (with `dimensions`), though its types list only arrays. */
+function lineData(points: Float64Array): LineSeriesOption['data'] {
+  return points as unknown as LineSeriesOption['data'];
 }
 
 interface MarkerItem {
@@ -81,9 +98,9 @@ function envelopePairs(envelope: Envelope | null, log: boolean, floor: number): 
 }
 
 /** Only one value to draw: no line can show it. */
-function lonePoint(pairs: readonly Pair[]): boolean {
+function lonePoint(points: Float64Array): boolean {
   let drawn = 0;
-  for (const [, y] of pairs) if (y !== null && ++drawn > 1) return false;
+  for (let i = 1; i < points.length; i += 2) if (!Number.isNaN(points[i]!) && ++drawn > 1) return false;
   return drawn === 1;
 }
 
@@ -100,24 +117,27 @@ export function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle:
     const ids = seriesIds(id);
     const band = envelopePairs(s.envelope, log, layers.yRange.min);
     const markers = markerItems(s, layers.yRange);
-    const smooth = s.smoothed ? linePairs(data.x, s.smoothed, log) : [];
-    const raw = linePairs(data.x, data.y, log);
+    const smoothPoints = linePoints(s.smoothed ? data.x : [], s.smoothed ?? [], log);
+    const rawPoints = linePoints(data.x, data.y, log);
+    const smooth = lineData(smoothPoints);
+    const raw = lineData(rawPoints);
     // markers given (even none) replace the marks drawn before; absent = the curve has no marker source
     const marks = s.input.markers === undefined ? {} : markerOptions(s.input.markers, log);
     // a line needs two points: a curve with a single value shows it as a dot
-    const dots = lonePoint(raw);
+    const dots = lonePoint(rawPoints);
     const rawSymbols = { symbol: dots ? 'circle' : 'none', showSymbol: dots, symbolSize: 5 };
     if (!withStyle) {
       out.push(
         {
           id: ids.raw,
           type: 'line',
+          dimensions: LINE_DIMENSIONS,
           data: raw,
           lineStyle: { color, width: RAW_LINE_WIDTH, opacity: layers.smoothingOn ? 0.3 : 1 },
           ...rawSymbols,
           ...marks,
         },
-        { id: ids.smooth, type: 'line', data: smooth },
+        { id: ids.smooth, type: 'line', dimensions: LINE_DIMENSIONS, data: smooth },
         { id: ids.envelopeLow, type: 'line', data: band.low },
         { id: ids.envelopeHigh, type: 'line', data: band.high },
         { id: ids.nonFinite, type: 'scatter', data: markers, large: markers.length > 2000 },
@@ -142,12 +162,13 @@ export function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle:
       {
         ...line,
         id: ids.raw,
+        dimensions: LINE_DIMENSIONS,
         data: raw,
         lineStyle: { color, width: RAW_LINE_WIDTH, opacity: layers.smoothingOn ? 0.3 : 1 },
         ...rawSymbols,
         ...marks,
       },
-      { ...line, id: ids.smooth, data: smooth, lineStyle: { color, width: 2 }, z: 3 },
+      { ...line, id: ids.smooth, dimensions: LINE_DIMENSIONS, data: smooth, lineStyle: { color, width: 2 }, z: 3 },
       {
         ...line,
         id: ids.envelopeLow,

@@ -15,6 +15,13 @@ describe('summarizeSeries', () => {
     ]);
   });
 
+  it('counts the points of a line given as x, y, x, y … in a typed array by its dimensions', () => {
+    const [line] = summarizeSeries({
+      series: [{ id: 'a|raw', type: 'line', dimensions: ['x', 'y'], data: new Float64Array([0, 1, 1, NaN, 2, 3]) }],
+    });
+    expect(line!.points).toBe(3);
+  });
+
   it('reads a chart without an option as no series, and fills what a series leaves out', () => {
     expect(summarizeSeries(undefined)).toEqual([]);
     expect(summarizeSeries({})).toEqual([]);

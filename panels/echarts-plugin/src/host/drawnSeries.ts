@@ -12,6 +12,17 @@ export interface DrawnSeries {
   markAreas: number;
 }
 
+/** Points of a series' data: an array of points, or x, y, x, y … in a typed array (one point per dimension). */
+function pointsOf(series: Record<string, unknown>): number {
+  const { data, dimensions } = series;
+  if (Array.isArray(data)) return data.length;
+  if (ArrayBuffer.isView(data) && 'length' in data) {
+    const width = Array.isArray(dimensions) && dimensions.length > 0 ? dimensions.length : 1;
+    return Math.floor((data as Float64Array).length / width);
+  }
+  return 0;
+}
+
 /** The series of an option read back from ECharts (`getOption()`), summed up. */
 export function summarizeSeries(option: { series?: Record<string, unknown>[] } | undefined): DrawnSeries[] {
   return (option?.series ?? []).map((s) => {
@@ -22,7 +33,7 @@ export function summarizeSeries(option: { series?: Record<string, unknown>[] } |
       id: String(s.id ?? ''),
       type: String(s.type ?? ''),
       name: String(s.name ?? ''),
-      points: Array.isArray(s.data) ? s.data.length : 0,
+      points: pointsOf(s),
       lineOpacity: typeof lineStyle?.opacity === 'number' ? lineStyle.opacity : null,
       area: Boolean(s.areaStyle),
       markLines: Array.isArray(markLine?.data) ? markLine.data.length : 0,

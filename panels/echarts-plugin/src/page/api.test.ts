@@ -104,4 +104,24 @@ describe('ApiClient', () => {
     expect(calls[0]!.headers.Accept).toBe('application/vnd.curvestream.series');
     expect(calls[0]!.headers.Authorization).toBe('Bearer tok');
   });
+
+  it('asks for several runs\' metrics in one request, one list per run in order, and none for no runs', async () => {
+    const calls = fakeFetch({ runs: [{ project: 'p', run: 'a', metrics: [{ key: 'loss', count: 3 }] },
+      { project: 'v/x', run: 'b 1', metrics: [] }] });
+    const api = new ApiClient('http://h/', () => 'tok');
+    const lists = await api.metricsMany([{ project: 'p', run: 'a' }, { project: 'v/x', run: 'b 1' }]);
+    expect(lists).toEqual([[{ key: 'loss', count: 3 }], []]);
+    const url = new URL(calls[0]!.url);
+    expect(url.pathname).toBe('/api/v1/metrics');
+    expect(url.searchParams.getAll('run')).toEqual(['p/a', 'v%2Fx/b%201']);
+    expect(calls[0]!.headers.Authorization).toBe('Bearer tok');
+    expect(await api.metricsMany([])).toEqual([]);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('refuses a metrics answer with another number of runs than asked', async () => {
+    fakeFetch({ runs: [] });
+    const error = await new ApiClient('http://h/', () => null).metricsMany([{ project: 'p', run: 'a' }]).catch((e: unknown) => e);
+    expect(String(error)).toContain('1 runs asked, 0 answered');
+  });
 });

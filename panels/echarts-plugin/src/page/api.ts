@@ -6,6 +6,7 @@ import type {
   ApiHistogram,
   ApiHistogramsResponse,
   ApiMetric,
+  ApiMetricsManyResponse,
   ApiMetricsResponse,
   ApiRun,
   ApiRunsResponse,
@@ -39,6 +40,11 @@ export interface SeriesQuery {
   width: number;
   start?: number;
   end?: number;
+}
+
+/** A run as the many-runs endpoints name it: `project/run`, each name URL-encoded. */
+function runParam(ref: RunRef): string {
+  return `${encodeURIComponent(ref.project)}/${encodeURIComponent(ref.run)}`;
 }
 
 /**
@@ -111,6 +117,17 @@ export class ApiClient {
     return Array.isArray(body.metrics) ? body.metrics : [];
   }
 
+  /** Several runs' metrics in one request, one list per run in order (a run the store does not know: none). */
+  async metricsMany(refs: readonly RunRef[], signal?: AbortSignal): Promise<ApiMetric[][]> {
+    if (refs.length === 0) return [];
+    const url = this.url('api/v1/metrics');
+    for (const ref of refs) url.searchParams.append('run', runParam(ref));
+    const body = await this.getJson<ApiMetricsManyResponse>(url, signal);
+    const runs = Array.isArray(body.runs) ? body.runs : [];
+    if (runs.length !== refs.length) throw new Error(`${refs.length} runs asked, ${runs.length} answered`);
+    return runs.map((r) => (Array.isArray(r.metrics) ? r.metrics : []));
+  }
+
   series(ref: RunRef, key: string, query: SeriesQuery, signal?: AbortSignal): Promise<ApiSeriesResponse> {
     const url = this.url(this.runPath(ref, 'series'), {
       key,
@@ -128,7 +145,7 @@ export class ApiClient {
    */
   async seriesMany(refs: readonly RunRef[], key: string, query: SeriesQuery, signal?: AbortSignal): Promise<ParsedSeries[]> {
     const url = this.url('api/v1/series', { key, x: query.x, start: query.start, end: query.end, width: query.width });
-    for (const ref of refs) url.searchParams.append('run', `${encodeURIComponent(ref.project)}/${encodeURIComponent(ref.run)}`);
+    for (const ref of refs) url.searchParams.append('run', runParam(ref));
     const response = await this.get(url, SERIES_MEDIA_TYPE, signal);
     const series = decodeSeriesColumns(await response.arrayBuffer());
     if (series.length !== refs.length) throw new Error(`${refs.length} runs asked, ${series.length} series answered`);

@@ -4,15 +4,16 @@ import { groupRuns, type GroupBandKind } from '../core/groups';
 import { assignColors } from '../core/palette';
 import { runKey, runLabels, type RunRef } from '../core/runs';
 import { themeByName } from '../core/theme';
-import type { ApiAlert, ApiMetric, ApiRun } from '../types/api';
+import type { ApiAlert, ApiRun } from '../types/api';
 import type { ChartSettings } from '../types/chart';
-import { ApiClient, ApiError } from './api';
+import { ApiClient } from './api';
 import { ChartPanel } from './chartPanel';
 import { chartsInfoText, curveSpecsFor, groupSpecsFor } from './chartSpecs';
 import { Controls, type ControlValues } from './controls';
 import { LiveRouter } from './liveRouter';
 import { LiveSocket, type LiveState } from './liveSocket';
 import { filterMetricKeys, unionMetricKeys } from './metricKeys';
+import { loadChartsNearViewport } from './nearViewport';
 import {
   buildBanner,
   buildChartsView,
@@ -26,6 +27,7 @@ import {
 } from './pageLayout';
 import { newestRun, type RunFilter } from './runFilter';
 import { RunDetail } from './runDetail';
+import { RunMetrics } from './runMetrics';
 import { RunsPanel } from './runsPanel';
 import { installTestHooks } from './testHooks';
 import { parseViewState, serializeViewState, type PageTab, type ViewState } from './urlState';
@@ -56,7 +58,7 @@ export class App {
   private state: ViewState;
   private runs: ApiRun[] = [];
   private alerts: ApiAlert[] = [];
-  private readonly metrics = new Map<string, ApiMetric[]>();
+  private readonly metrics: RunMetrics;
   private colors = new Map<string, string>();
   private groupColors = new Map<string, string>();
   private readonly panels = new Map<string, ChartPanel>();
@@ -82,6 +84,9 @@ export class App {
     this.state = parseViewState(window.location.search || window.location.hash);
     this.autoSelect = this.state.runs.length === 0;
     this.api = new ApiClient(document.baseURI, () => storage()?.getItem(TOKEN_KEY) ?? null);
+    this.metrics = new RunMetrics((refs) => this.api.metricsMany(refs), (error) => this.showError(error));
+    // the runs the URL names: their metrics are asked for before the page is built, their curves right after
+    void this.metrics.load(this.state.runs);
     this.live = new LiveSocket(() => this.api.liveUrl(), {
       onMessage: (m) => this.liveRouter.route(m),
       onState: (s, reconnected) => this.onLiveState(s, reconnected),
@@ -249,17 +254,8 @@ export class App {
     this.colors = assignColors(this.state.runs.map(runKey), this.colors);
     this.writeUrl();
     this.live.setSubscriptions(this.subscriptions());
-    await Promise.all(this.state.runs.filter((r) => !this.metrics.has(runKey(r))).map((r) => this.loadMetrics(r)));
+    await this.metrics.load(this.state.runs);
     this.syncCharts();
-  }
-
-  private async loadMetrics(ref: RunRef): Promise<void> {
-    try {
-      this.metrics.set(runKey(ref), await this.api.metrics(ref));
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404) this.metrics.set(runKey(ref), []);
-      else this.showError(error);
-    }
   }
 
   /** A live frame named a key we have no chart for: look at that run's metrics again, soon. */
@@ -269,7 +265,7 @@ export class App {
     this.metricsRefresh.set(
       key,
       setTimeout(async () => {
-        await this.loadMetrics(ref);
+        await this.metrics.load([ref], true);
         this.metricsRefresh.delete(key);
         this.syncCharts();
       }, TIMING.metricsRefreshMs),
@@ -297,7 +293,7 @@ export class App {
   /** One chart per metric key of the selected runs, each with the runs that have that key. */
   private syncCharts(): void {
     const selected = this.state.runs;
-    const lists = selected.map((r) => this.metrics.get(runKey(r)) ?? []);
+    const lists = selected.map((r) => this.metrics.get(r) ?? []);
     const allKeys = unionMetricKeys(lists);
     const keys = filterMetricKeys(allKeys, this.state.metricFilter);
     const labels = runLabels(selected);
@@ -335,6 +331,7 @@ export class App {
     }
 
     this.chartsView.info.textContent = chartsInfoText(selected.length, allKeys.length, keys.length);
+    loadChartsNearViewport(this.panels.values());
   }
 
   private setTab(tab: PageTab): void {

@@ -11,7 +11,7 @@ import type { ChartModel, ChartSettings } from '../types/chart';
 import { throttle } from '../utils/timers';
 import type { ApiClient, SeriesQuery } from './api';
 import { chartModelOf, type GroupSpec } from './chartModel';
-import { cardSummary, curveSnapshot, groupSnapshots, type ChartSnapshot, type ChartState, type CurvePoints } from './chartSnapshot';
+import { cardSummary, curveSnapshot, groupSnapshots, writeCardSummary, type ChartSnapshot, type ChartState, type CurvePoints } from './chartSnapshot';
 import {
   cancelLoad,
   drawnData,
@@ -28,6 +28,7 @@ import {
 } from './curveLoading';
 import { el } from './dom';
 import { init } from './echarts';
+import { isNearViewport, NEAR_VIEWPORT_PX } from './nearViewport';
 
 export type { CurveSpec } from './curveLoading';
 export type { GroupSpec } from './chartModel';
@@ -109,11 +110,22 @@ export class ChartPanel {
       if (!this.onScreen) return;
       if (!this.visible) this.becomeVisible();
       else if (this.pendingRender !== null) this.render(this.pendingRender);
-    }, { rootMargin: '300px' });
+    }, { rootMargin: `${NEAR_VIEWPORT_PX}px` });
     this.intersectionObserver.observe(this.root);
   }
 
   // ---- what the page asks of a chart ----
+
+  /** Near the viewport (and shown: a hidden tab has no size), and not loaded yet. */
+  nearViewport(): boolean {
+    return !this.visible && isNearViewport(this.root.getBoundingClientRect(), window.innerHeight);
+  }
+
+  /** Load and draw now, as when the observer reports the chart near the viewport. */
+  loadNow(): void {
+    this.onScreen = true;
+    this.becomeVisible();
+  }
 
   setCurves(specs: readonly CurveSpec[]): void {
     const wanted = new Set(specs.map((s) => s.id));
@@ -242,15 +254,15 @@ export class ChartPanel {
   private becomeVisible(): void {
     if (this.visible) return;
     this.visible = true;
+    this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
+    // ask first: the bridge works on the queries while ECharts creates and sets up the empty chart
+    this.reloadAll();
     this.chart = new ChartHost(this.canvas, {
       init,
       zoomSettle: 'frame',
       onUserZoom: (window) => this.finishUserZoom(window),
     });
-    this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
     this.resizeObserver.observe(this.canvas);
-    // ask first: the bridge works on the queries while ECharts sets up the empty chart
-    this.reloadAll();
     this.render(true);
   }
 
@@ -379,21 +391,9 @@ export class ChartPanel {
     this.root.dataset.state = state;
   }
 
-  /** The card's data attributes and mode badge: cheap counts, written at every drawing (benchmarks watch them). */
+  /** The card's data attributes and mode badge (benchmarks watch them). */
   private writeAttributes(): void {
     const summary = cardSummary([...this.curves.values()], this.groups, this.window);
-    const { dataset } = this.root;
-    dataset.points = JSON.stringify(summary.points);
-    dataset.raw = String(summary.raw);
-    dataset.smoothing = this.layers?.smoothingOn ? 'on' : 'off';
-    dataset.envelope = String(this.layers?.envelopeOn ?? false);
-    if (summary.groups) dataset.groups = JSON.stringify(summary.groups);
-    else delete dataset.groups;
-    const { total, raw } = summary;
-    this.modeBadge.textContent = total === 0 ? '' : raw ? 'raw' : 'M4';
-    this.modeBadge.className = `badge mode ${raw ? 'raw' : 'm4'}`;
-    this.modeBadge.title = raw
-      ? `all ${total} points of the visible range are drawn`
-      : `${total} points drawn: first, last, min and max of every pixel column (M4), the same line as the raw data`;
+    writeCardSummary(this.root, this.modeBadge, summary, this.layers);
   }
 }

@@ -160,3 +160,28 @@ export function cardSummary(
     groups: groups ? Object.fromEntries(groups.map((g) => [g.name, g.memberIds.length])) : null,
   };
 }
+
+/**
+ * The card's data attributes and mode badge, from its summary: cheap counts,
+ * written at every drawing (benchmarks watch them).
+ */
+export function writeCardSummary(
+  card: HTMLElement,
+  badge: HTMLElement,
+  summary: CardSummary,
+  layers: { smoothingOn: boolean; envelopeOn: boolean } | null,
+): void {
+  const { dataset } = card;
+  dataset.points = JSON.stringify(summary.points);
+  dataset.raw = String(summary.raw);
+  dataset.smoothing = layers?.smoothingOn ? 'on' : 'off';
+  dataset.envelope = String(layers?.envelopeOn ?? false);
+  if (summary.groups) dataset.groups = JSON.stringify(summary.groups);
+  else delete dataset.groups;
+  const { total, raw } = summary;
+  badge.textContent = total === 0 ? '' : raw ? 'raw' : 'M4';
+  badge.className = `badge mode ${raw ? 'raw' : 'm4'}`;
+  badge.title = raw
+    ? `all ${total} points of the visible range are drawn`
+    : `${total} points drawn: first, last, min and max of every pixel column (M4), the same line as the raw data`;
+}

@@ -53,6 +53,11 @@ export interface ApiMetricsResponse {
   metrics: ApiMetric[];
 }
 
+/** `GET /api/v1/metrics`: each run asked, in order, as the single-run endpoint answers it. */
+export interface ApiMetricsManyResponse {
+  runs: ApiMetricsResponse[];
+}
+
 export interface ApiPoint {
   x: number;
   y: ApiNumber;

@@ -393,18 +393,28 @@ class DuckDBStore:
             out.append(rec)
         return out
 
-    @mapped
     def metrics(self, project: str, run: str) -> list[MetricRecord]:
+        return self.metrics_many([(project, run)])[0]
+
+    @mapped
+    def metrics_many(self, runs: Sequence[tuple[str, str]]) -> list[list[MetricRecord]]:
+        """Each run's :meth:`metrics`, in one statement over the series table."""
+        wanted = list(dict.fromkeys(runs))
+        if not wanted:
+            return []
+        pairs = ", ".join(["(?, ?)"] * len(wanted))
         rows = self._cursor().execute(
-            """SELECT key, kind, count, first_step, last_step, first_ns, last_ns, last_value, last_is_nan
-               FROM series WHERE project = ? AND run = ? ORDER BY key, kind""",
-            [project, run],
+            f"""SELECT s.project, s.run, key, kind, count, first_step, last_step, first_ns, last_ns,
+                       last_value, last_is_nan
+                FROM series s JOIN (VALUES {pairs}) AS w(project, run) ON s.project = w.project AND s.run = w.run
+                ORDER BY key, kind""",
+            [name for pair in wanted for name in pair],
         ).fetchall()
-        return [
-            MetricRecord(k, kind, int(n), fs or 0, ls or 0, fn or 0, ln or 0,
-                         float("nan") if (nan or lv is None) else float(lv))
-            for k, kind, n, fs, ls, fn, ln, lv, nan in rows
-        ]
+        found: dict[tuple[str, str], list[MetricRecord]] = {pair: [] for pair in wanted}
+        for project, run, k, kind, n, fs, ls, fn, ln, lv, nan in rows:
+            found[(project, run)].append(MetricRecord(k, kind, int(n), fs or 0, ls or 0, fn or 0, ln or 0,
+                                                      float("nan") if (nan or lv is None) else float(lv)))
+        return [list(found[pair]) for pair in runs]
 
     def _run_start_ns(self, cur: duckdb.DuckDBPyConnection, project: str, run: str) -> int:
         row = cur.execute(

@@ -47,6 +47,7 @@ from curvestream_wire.v1 import run_pb2
 from curvestream_bridge.decode import DecodedBatch
 from curvestream_bridge.store.base import (
     MetricRecord,
+    MetricsOneByOne,
     RunRecord,
     SeriesOneByOne,
     SeriesQuery,
@@ -73,7 +74,7 @@ def _nonfinite_code(v: float) -> int:
     return 1 if math.isnan(v) else (2 if v > 0 else 3)
 
 
-class InfluxStore(SeriesOneByOne):
+class InfluxStore(SeriesOneByOne, MetricsOneByOne):
     name = "influxdb"
 
     def __init__(self, url: str, *, writer_id: str = "", write_deadline_s: float = 30.0,

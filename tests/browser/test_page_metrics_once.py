@@ -1,0 +1,65 @@
+"""A page opened with several runs named in its URL asks the bridge for their
+metrics once (``GET /api/v1/metrics``), not once per run, and charts every key
+of every run, hostile names and a run the store does not know included; a run
+selected afterwards is asked for alone."""
+
+from __future__ import annotations
+
+import pathlib
+import urllib.parse
+
+import numpy as np
+
+from curvestream_bridge.decode import DecodedBatch, ScalarColumn
+from curvestream_bridge.store import open_store
+from page_helpers import open_page, page_context, wait_chart
+from servers import wait_until
+
+PROJECT = "once"
+T0 = 1_700_000_000_000_000_000
+# run -> its keys: a key all share, keys of their own, hostile names
+RUNS = {"a": ["loss", "acc"], "lr/0.1 bs=64, ü": ["loss", 'grad "norm", a=b'], "c": ["loss"], "d": ["loss", "acc"],
+        "e": ["loss"], "later": ["loss", "lr"]}
+OPENED = ["a", "lr/0.1 bs=64, ü", "c", "d", "e", "nowhere"]
+
+
+def _write(path: pathlib.Path) -> None:
+    store = open_store(f"duckdb:///{path}")
+    try:
+        for r, (run, keys) in enumerate(RUNS.items()):
+            steps = np.arange(50, dtype=np.int64)
+            columns = [ScalarColumn(key, steps, T0 + steps * 1_000_000, np.cos(steps / (5.0 + r + k)))
+                       for k, key in enumerate(keys)]
+            store.write([DecodedBatch(f"once-{r}".encode(), 1, PROJECT, run, columns, [], [], None, None, 0)])
+    finally:
+        store.close()
+
+
+def _runs_asked(url: str) -> list[str]:
+    return [urllib.parse.unquote(v) for v in urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["run"]]
+
+
+def test_a_page_opened_with_several_runs_asks_for_their_metrics_once_and_charts_every_key(
+        browser, bridge_factory, tmp_path):
+    _write(tmp_path / "s.duckdb")
+    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
+    with page_context(browser, 1280, 800, 1) as page:
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url) if "/metrics" in urllib.parse.urlsplit(r.url).path else None)
+        open_page(page, bridge, runs=tuple((PROJECT, r) for r in OPENED))
+
+        loss = wait_chart(page, "loss", lambda c: len(c["series"]) == len(OPENED) - 1
+                          and all(s["points"] == 50 for s in c["series"]), "every known run's loss")
+        assert sorted(s["run"] for s in loss["series"]) == sorted(r for r in OPENED if r != "nowhere")
+        acc = wait_chart(page, "acc", lambda c: len(c["series"]) == 2, "the runs that have acc")
+        assert sorted(s["run"] for s in acc["series"]) == ["a", "d"]
+        wait_chart(page, 'grad "norm", a=b', lambda c: len(c["series"]) == 1, "a key of one run")
+        assert len(asked) == 1, f"one metrics request for all the runs: {asked}"
+        assert urllib.parse.urlsplit(asked[0]).path == "/api/v1/metrics"
+        assert _runs_asked(asked[0]) == [f"{PROJECT}/{r}" for r in OPENED]
+
+        # a run selected in the table: only its metrics are asked for
+        page.locator('[data-testid="run-row"][data-run="later"] [data-testid="run-checkbox"]').check()
+        wait_chart(page, "lr", lambda c: len(c["series"]) == 1, "the later run's own key")
+        wait_until(lambda: len(asked) == 2, 10, "the later run's metrics request")
+        assert _runs_asked(asked[1]) == [f"{PROJECT}/later"], asked
