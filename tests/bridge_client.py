@@ -5,6 +5,7 @@ ingest writer, live hub) served to starlette's ``TestClient``
 from __future__ import annotations
 
 import contextlib
+import itertools
 import warnings
 from typing import Any, Iterator
 
@@ -19,7 +20,9 @@ with warnings.catch_warnings():
 from curvestream_bridge.service import Bridge
 from curvestream_bridge.settings import BridgeSettings
 
-__all__ = ["AppClient", "served_bridge"]
+__all__ = ["AppClient", "served_bridge", "engine_store_url"]
+
+_databases = itertools.count(1)
 
 
 @contextlib.contextmanager
@@ -32,3 +35,11 @@ def served_bridge(**settings: Any) -> Iterator[tuple[Bridge, AppClient]]:
             yield bridge, client
     finally:
         bridge.stop()
+
+
+def engine_store_url(request: Any, tmp_path_factory: Any, name: str) -> str:
+    """A fresh store URL on the engine a fixture is parametrized with (``duckdb``
+    or ``influxdb``; InfluxDB: a new database of the ``influxd`` fixture's server)."""
+    if request.param == "duckdb":
+        return f"duckdb:///{tmp_path_factory.mktemp(name)}/store.duckdb"
+    return request.getfixturevalue("influxd").store_url(f"{name}{next(_databases)}")

@@ -5,7 +5,6 @@ a run listed twice, in the order asked."""
 
 from __future__ import annotations
 
-import itertools
 import pathlib
 import sys
 import urllib.parse
@@ -14,7 +13,7 @@ from typing import Iterator
 import numpy as np
 import pytest
 
-from bridge_client import AppClient, served_bridge
+from bridge_client import AppClient, engine_store_url, served_bridge
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "store"))
 from test_store_support import batches, curve, write_all  # noqa: E402
@@ -24,7 +23,6 @@ RUNS = [("vision", "long", ["loss", "acc"]),
         ("vision", "lr/0.01 %2F 100% 😀", ["loss", 'grad/norm "clipped", a=b ü']),
         ("nlp", "short", ["loss"]), ("a,b c=d", "'; DROP TABLE series; --\nline", ["loss", "x y"])]
 MISSING = [("vision", "nowhere"), ("nowhere", "long")]
-_db = itertools.count(1)
 
 
 def q(s: str) -> str:
@@ -33,11 +31,7 @@ def q(s: str) -> str:
 
 @pytest.fixture(scope="module", params=["duckdb", "influxdb"])
 def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppClient]:
-    if request.param == "duckdb":
-        store = f"duckdb:///{tmp_path_factory.mktemp('metrics-many')}/store.duckdb"
-    else:
-        store = request.getfixturevalue("influxd").store_url(f"metricsmany{next(_db)}")
-    with served_bridge(store=store) as (bridge, client):
+    with served_bridge(store=engine_store_url(request, tmp_path_factory, "metricsmany")) as (bridge, client):
         rng = np.random.default_rng(5)
         for r, (project, run, keys) in enumerate(RUNS):
             for k, key in enumerate(keys):

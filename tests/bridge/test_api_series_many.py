@@ -7,7 +7,6 @@ endpoints decodes to exactly the JSON answer's numbers."""
 
 from __future__ import annotations
 
-import itertools
 import math
 import sys
 import pathlib
@@ -17,7 +16,7 @@ from typing import Any, Iterator
 import numpy as np
 import pytest
 
-from bridge_client import AppClient, served_bridge
+from bridge_client import AppClient, engine_store_url, served_bridge
 from curvestream_bridge import series_binary
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "store"))
@@ -29,7 +28,6 @@ RUNS = [("vision", "long", 12_000), ("vision", "lr/0.01 %2F 100% 😀", 6_000), 
         ("a,b c=d", "'; DROP TABLE series; --\nline", 3_000)]
 MISSING = [("vision", "nowhere"), ("nowhere", "long")]
 BINARY = {"Accept": series_binary.MEDIA_TYPE}
-_db = itertools.count(1)
 
 
 def q(s: str) -> str:
@@ -38,11 +36,7 @@ def q(s: str) -> str:
 
 @pytest.fixture(scope="module", params=["duckdb", "influxdb"])
 def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppClient]:
-    if request.param == "duckdb":
-        store = f"duckdb:///{tmp_path_factory.mktemp('many')}/store.duckdb"
-    else:
-        store = request.getfixturevalue("influxd").store_url(f"many{next(_db)}")
-    with served_bridge(store=store) as (bridge, client):
+    with served_bridge(store=engine_store_url(request, tmp_path_factory, "many")) as (bridge, client):
         rng = np.random.default_rng(11)
         for r, (project, run, n) in enumerate(RUNS):
             for k, key in enumerate(KEYS):
