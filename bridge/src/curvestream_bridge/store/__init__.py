@@ -16,7 +16,9 @@ def open_store(url: str, writer_id: str = "") -> Store:
     for comparisons and debugging); DuckDB takes ``checkpoint_mb=N``, the WAL size
     at which it checkpoints (default 128; DuckDB's own is 16, and each checkpoint
     costs in proportion to the whole file, which made sustained ingest slow down as
-    the file grew: bench/README.md); InfluxDB also takes ``writer=<id>`` (see
+    the file grew: bench/README.md) and ``rollup_cache_mb=N``, the memory for
+the rollup rows of recently read series (default 512; 0: every read goes to
+SQL; see :mod:`.duckdb.rollcache`); InfluxDB also takes ``writer=<id>`` (see
     :mod:`.influx.rollup`), which overrides ``writer_id``: what names this
     bridge's rollup rows among those of other bridges writing the same database."""
     parsed = urllib.parse.urlsplit(url)
@@ -28,19 +30,25 @@ def open_store(url: str, writer_id: str = "") -> Store:
         path = ":memory:" if parsed.netloc == ":memory:" else urllib.parse.unquote(parsed.path)
         if parsed.netloc and parsed.netloc != ":memory:":  # duckdb://relative/path
             path = parsed.netloc + path
-        try:
-            checkpoint_mb = int(params.get("checkpoint_mb", "128"))
-            if checkpoint_mb <= 0:
-                raise ValueError
-        except ValueError:
-            raise ValueError(f"store URL parameter checkpoint_mb={params['checkpoint_mb']!r}: a positive "
-                             "number of megabytes") from None
-        return DuckDBStore(path, rollups=rollups, checkpoint_mb=checkpoint_mb)
+        checkpoint_mb = _megabytes(params, "checkpoint_mb", 128, least=1)
+        rollup_cache_mb = _megabytes(params, "rollup_cache_mb", 512, least=0)
+        return DuckDBStore(path, rollups=rollups, checkpoint_mb=checkpoint_mb, rollup_cache_mb=rollup_cache_mb)
     if parsed.scheme in ("influxdb", "influxdbs"):
         from curvestream_bridge.store.influx import InfluxStore
 
         return InfluxStore(url, writer_id=writer_id)
     raise ValueError(f"unknown store {url!r}: use duckdb:///path/file.db or influxdb://host:8086/db")
+
+
+def _megabytes(params: dict[str, str], name: str, default: int, least: int) -> int:
+    try:
+        value = int(params.get(name, str(default)))
+        if value < least:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"store URL parameter {name}={params[name]!r}: a number of megabytes, at least {least}") \
+            from None
+    return value
 
 
 def _flag(value: str, name: str) -> bool:
