@@ -159,6 +159,42 @@ def test_a_load_that_a_commit_overtakes_is_not_kept(tmp_path):
         store.close()
 
 
+def test_reads_beside_a_writer_each_answer_one_committed_state(tmp_path, merge_every_3_writes):
+    rng = np.random.default_rng(26)
+    points = curve(rng, 24_000, regress=True)
+    items = batches(points, np.arange(400, len(points), 400))
+    store = duckdb_store(tmp_path / "s.duckdb")
+    qs = [SeriesQuery("proj", "run", "loss", x, None, None, w) for x in ("step", "time") for w in (40, 900)]
+    answers = []
+    try:
+        store.write(items[:3])
+        done, failed = threading.Event(), []
+
+        def write_the_rest() -> None:
+            try:
+                for item in items[3:]:
+                    store.write([item])
+            except BaseException as exc:  # noqa: BLE001 - reported by the test's thread
+                failed.append(exc)
+            finally:
+                done.set()
+
+        writer = threading.Thread(target=write_the_rest)
+        writer.start()
+        while not done.is_set():
+            answers += [(q, store.series(q)) for q in qs]
+            answers += list(zip(qs, store.series_many(qs)))
+        writer.join(60)
+        assert not failed, failed
+        assert store.rollup_cache.hits > 0
+    finally:
+        store.close()
+    totals = {got.total for _, got in answers}
+    assert len(totals) > 3, "the reads saw several states"
+    for q, got in answers:  # whole ranges: the total is how many points the read's snapshot held
+        assert_same(got, reference(q, seen(points, got.total)), f"{q!r} after {got.total} points")
+
+
 def test_answers_stay_exact_when_a_small_budget_evicts_entries(tmp_path):
     rng = np.random.default_rng(24)
     points = {run: curve(rng, 12_000, regress=True) for run in RUNS}
