@@ -196,6 +196,7 @@ class RollupCache:
             _, gone = self._entries.popitem(last=False)
             self.bytes -= gone.nbytes
         if size <= self.budget:
+            _freeze(e)
             self._entries[key] = e
             self.bytes += size
 
@@ -291,6 +292,17 @@ def _insert(agg: M4Agg, at: np.ndarray, rows: M4Agg) -> M4Agg:
     """A copy of ``agg`` with ``rows`` inserted before positions ``at`` (as :func:`numpy.insert`)."""
     return M4Agg(*(np.insert(getattr(agg, f.name), at, getattr(rows, f.name), axis=getattr(agg, f.name).ndim - 1)
                    for f in dataclasses.fields(M4Agg)))
+
+
+def _freeze(e: Entry) -> None:
+    """Make a kept entry's arrays read-only: readers get them as they are (the
+    top level's rows uncopied), so a merge that wrote into its input would fail
+    instead of changing what later reads see."""
+    arrays = [e.cb, e.c0, e.c1]
+    for lv in e.levels:
+        arrays += [lv.b, lv.pb, *(getattr(a, f.name) for a in (lv.agg, lv.pagg) for f in dataclasses.fields(M4Agg))]
+    for a in arrays:
+        a.flags.writeable = False
 
 
 def _agg_bytes(agg: M4Agg) -> int:
