@@ -4,7 +4,8 @@ those of the store without the cache (``rollup_cache_mb=0``) and the M4 of the
 raw points, on every zoom and axis, one series or several at once, while
 writes add late points into buckets already kept, while upper rows are merged
 and kept rows compacted, after a write that rolls back, after a reopen, when a
-load races a commit, and under a budget that evicts."""
+load races a commit, while a writer commits beside the reads (each read answers
+one committed state), and under a budget that evicts."""
 
 from __future__ import annotations
 
