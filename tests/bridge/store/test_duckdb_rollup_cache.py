@@ -84,6 +84,7 @@ def test_cached_answers_equal_uncached_ones_as_late_points_land_in_kept_buckets(
             n += len(items["r0"][i].scalars[0].values)
             if i % 3 == 2:
                 assert_answers(cached, plain, {run: seen(p, n) for run, p in points.items()}, rng, 3)
+                cached.rollup_cache.settle()
         assert cached.rollup_cache.hits > 0 and cached.rollup_cache.entries > 0
         assert plain.rollup_cache.entries == 0 and plain.rollup_cache.misses == 0
     finally:
@@ -93,6 +94,9 @@ def test_cached_answers_equal_uncached_ones_as_late_points_land_in_kept_buckets(
     plain = duckdb_store(tmp_path / "plain.duckdb", rollup_cache_mb="0")
     try:
         assert cached.rollup_cache.entries == 0
+        assert_answers(cached, plain, points, rng)
+        cached.rollup_cache.settle()
+        assert cached.rollup_cache.entries == 4
         assert_answers(cached, plain, points, rng)
     finally:
         cached.close()
@@ -110,6 +114,7 @@ def test_a_write_that_rolls_back_leaves_the_kept_rows_as_they_were(tmp_path, mon
             store.write([items[run][0] for run in RUNS])
         before = {run: seen(p, 3_000) for run, p in points.items()}
         assert_answers(cached, plain, before, rng)
+        cached.rollup_cache.settle()
         kept = cached.rollup_cache.entries
         assert kept > 0
 
@@ -150,10 +155,11 @@ def test_a_load_that_a_commit_overtakes_is_not_kept(tmp_path):
             writer.join(30)
 
         cache.before_insert = commit_meanwhile
-        assert_same(store.series(q), reference(q, points))  # its own snapshot: before the late points
+        assert_same(store.series(q), reference(q, points))  # from the tables; queues the load
+        assert cache.settle()
         assert written and cache.entries == 0, "the load was older than the commit: not kept"
         assert_same(store.series(q), reference(q, everything))
-        assert cache.entries == 1
+        assert cache.settle() and cache.entries == 1
         assert_same(store.series(q), reference(q, everything))
         assert cache.hits == 1
     finally:
@@ -185,6 +191,7 @@ def test_reads_beside_a_writer_each_answer_one_committed_state(tmp_path, merge_e
         while not done.is_set():
             answers += [(q, store.series(q)) for q in qs]
             answers += list(zip(qs, store.series_many(qs)))
+            store.rollup_cache.settle()
         writer.join(60)
         assert not failed, failed
         assert store.rollup_cache.hits > 0
@@ -207,16 +214,20 @@ def test_answers_stay_exact_when_a_small_budget_evicts_entries(tmp_path):
                 store.write(batches(p, np.arange(2_000, len(p), 2_000), run=run, producer=run.encode()))
         cache = cached.rollup_cache
         assert_answers(cached, plain, points, rng, 2)
+        cache.settle()
         sizes = [e.nbytes for e in cache._entries.values()]
         assert len(sizes) == 4  # two runs, two axes
         cache.budget = max(sizes) + min(sizes) // 2  # never room for all
         cache.clear()
         misses = cache.misses
-        assert_answers(cached, plain, points, rng, 3)
+        for _ in range(3):
+            assert_answers(cached, plain, points, rng, 2)
+            cache.settle()
         assert cache.entries < 4 and cache.bytes <= cache.budget and cache.misses > misses
         cache.budget = min(sizes) // 2  # no entry fits: each read loads its rows, keeps none
         cache.clear()
         assert_answers(cached, plain, points, rng, 2)
+        cache.settle()
         assert cache.entries == 0 and cache.bytes == 0
     finally:
         cached.close()
@@ -233,6 +244,7 @@ def test_the_cache_size_comes_from_the_store_url_and_metrics_show_its_use(tmp_pa
         store.write(batches(curve(np.random.default_rng(25), 3_000), [1_000]))
         q = SeriesQuery("proj", "run", "loss", "time", None, None, 50)
         store.series(q)
+        assert store.rollup_cache.settle()
         store.series(q)
         text = bridge.metrics.render()
         assert "curvestream_rollup_cache_entries 1" in text

@@ -90,15 +90,20 @@ def _stats(cur: duckdb.DuckDBPyConnection, sids: list[int]) -> dict[int, dict[st
 def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int, Frame]],
                cache: Reader | None) -> list[M4Agg]:
     """:func:`.points._rolled_up` of many (sid, frame) pairs: two statements
-    (one when the rollup rows come from ``cache``)."""
-    rows = [] if cache is not None else _rollup_rows(cur, axis, frames)
+    (one when ``cache`` holds the rollup rows of every series)."""
+    kept = [cache.entry(sid, axis, f.pieces.plan) if cache is not None else None  # type: ignore[union-attr]
+            for sid, f in frames]
+    unkept = [i for i, e in enumerate(kept) if e is None]
+    read = iter(_rollup_rows(cur, axis, [frames[i] for i in unkept]) if unkept else [])
+    rows: list[list[tuple[int, np.ndarray, M4Agg]]] = []
     want: dict[str, list[np.ndarray]] = {"i": [], "cid": []}
-    for i, (sid, f) in enumerate(frames):
+    for i, ((sid, f), entry) in enumerate(zip(frames, kept)):
         assert f.pieces is not None
-        if cache is not None:
-            levels, cids = cached_rows(cache.entry(cur, sid, axis, f.pieces.plan), f.pieces)
+        if entry is not None:
+            levels, cids = cached_rows(entry, f.pieces)
             rows.append(levels)
         else:
+            rows.append(next(read))
             b0, bottom = rows[i][0][1], rows[i][0][2]
             strad = np.flatnonzero(np.isin(b0, f.pieces.straddlers) & (bottom.c0 >= 0))
             cids = _expand(bottom.c0[strad], bottom.c1[strad])

@@ -15,9 +15,9 @@ pixel columns (:mod:`..m4.plan`) and the chunks of the straddling bottom
 buckets, then merges them (:mod:`..m4.query`): O(width · fanout · levels) rows
 whatever the length of the series. The rows come from memory when the store
 keeps them (:mod:`.rollcache`: binary searches in the series' sorted rows
-instead of a join against every series' rows; the series' first read loads
-them all), else from the tables by one statement; the chunks always come
-from the table, by the chunk ids of the straddling buckets' rows.
+instead of a join against every series' rows; a thread loads them after the
+series' first read), else from the tables by one statement; the chunks always
+come from the table, by the chunk ids of the straddling buckets' rows.
 """
 
 from __future__ import annotations
@@ -219,8 +219,9 @@ def series_query(cur: duckdb.DuckDBPyConnection, q: SeriesQuery, sid: int, plan:
 def _rolled_up(cur: duckdb.DuckDBPyConnection, sid: int, plan: LevelPlan, f: Frame, cache: Reader | None) -> M4Agg:
     """Per-interval aggregates of a frame: its rollup rows and the chunks of its straddling buckets."""
     assert f.pieces is not None
-    if cache is not None:
-        rows, cids = cached_rows(cache.entry(cur, sid, f.axis, plan), f.pieces)
+    entry = cache.entry(sid, f.axis, plan) if cache is not None else None
+    if entry is not None:
+        rows, cids = cached_rows(entry, f.pieces)
     else:
         rows = _rollup_rows(cur, sid, f.axis, plan, f.pieces)
         bottom = rows[0][2]

@@ -3,9 +3,12 @@
 A query of a long series spends most of its time reading its rollup rows
 (:mod:`.points`): a join of the wanted buckets against tables that hold every
 series' rows. Only this process can write the file (DuckDB locks it), so a copy
-of a series' rows in memory can be kept exact: loaded on the first read,
+of a series' rows in memory can be kept exact: loaded after its first read,
 extended by every write that commits rows of it, dropped when the database is
-opened again. A read then finds its rows by binary search.
+opened again. A read then finds its rows by binary search. A read that finds
+no rows kept reads them from the tables as it would without the cache and
+queues the series for one loader thread (a load of a 10M-point series costs
+about what two reads cost: the read that asked does not wait for it).
 
 Per (series, axis) an :class:`Entry` holds, per level, one merged row per bucket
 sorted by bucket (plus the chunk-id ranges of every bottom row, the ranges the
@@ -19,8 +22,8 @@ reads go by the chunk ids of these rows). A write's COMMIT and its
 :meth:`RollupCache.apply` happen under :attr:`RollupCache.lock`, and so do a
 read's BEGIN and the first statement that fixes its snapshot; each commit
 counts, and a read uses an entry only when it reflects no later commit than its
-snapshot. A row load that began before a commit touching its series is used by
-that read alone, never kept. The entries are held in LRU order within a byte
+snapshot. A load runs in a snapshot of its own, and its rows are kept only if
+no commit touched their series since that snapshot began. The entries are held in LRU order within a byte
 budget (``duckdb:///file.db?rollup_cache_mb=N``, 0: no cache, reads go to SQL).
 """
 
@@ -29,12 +32,14 @@ from __future__ import annotations
 import collections
 import dataclasses
 import logging
+import queue
 import threading
 from typing import Any, Callable
 
 import duckdb
 import numpy as np
 
+from curvestream_bridge.store.base import StoreUnavailable
 from curvestream_bridge.store.duckdb.aggrows import AGG_NAMES, agg_from, ints
 from curvestream_bridge.store.duckdb.upper import upper_rows
 from curvestream_bridge.store.m4.agg import M4Agg, merge
@@ -116,9 +121,14 @@ class Entry:
 class RollupCache:
     """Entries per (sid, axis) within ``budget_bytes``; see the module docstring."""
 
-    def __init__(self, budget_bytes: int) -> None:
+    def __init__(self, budget_bytes: int, cursor: Callable[[], duckdb.DuckDBPyConnection]) -> None:
         self.budget = budget_bytes
         self.lock = threading.Lock()
+        self._cursor = cursor  # the calling thread's cursor of the open database
+        self._queue: queue.SimpleQueue[tuple[int, str, LevelPlan] | None] = queue.SimpleQueue()
+        self._queued: set[tuple[int, str]] = set()
+        self._idle = threading.Condition()
+        self._loader: threading.Thread | None = None
         self._entries: collections.OrderedDict[tuple[int, str], Entry] = collections.OrderedDict()
         self._commits = 0
         self._cleared_at = 0
@@ -167,10 +177,10 @@ class RollupCache:
             self.bytes = 0
             self._cleared_at = self._commits
 
-    def entry(self, cur: duckdb.DuckDBPyConnection, seen: int, sid: int, axis: str, plan: LevelPlan) -> Entry:
-        """The rows of a series as of commit ``seen`` (the reader's snapshot):
-        cached, or loaded by ``cur`` in that snapshot (and kept if no commit
-        since touched the series)."""
+    def entry(self, seen: int, sid: int, axis: str, plan: LevelPlan) -> Entry | None:
+        """The rows of a series as of commit ``seen`` (the reader's snapshot),
+        or None: the read takes them from the tables, and the loader thread
+        loads them for the next reads."""
         key = (sid, axis)
         with self.lock:
             e = self._entries.get(key)
@@ -179,13 +189,65 @@ class RollupCache:
                 self.hits += 1
                 return e
             self.misses += 1
-        e = load(cur, sid, axis, plan, seen)
+        with self._idle:
+            if key in self._queued:
+                return None
+            self._queued.add(key)
+            if self._loader is None:
+                self._loader = threading.Thread(target=self._load_queued, name="curvestream-rollup-cache",
+                                                daemon=True)
+                self._loader.start()
+        self._queue.put((sid, axis, plan))
+        return None
+
+    def settle(self, timeout: float = 60.0) -> bool:
+        """Wait until every queued load is done (tests; a clean close)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._queued, timeout)
+
+    def stop(self) -> None:
+        """End the loader thread (after the loads already queued)."""
+        with self._idle:
+            loader, self._loader = self._loader, None
+        if loader is not None:
+            self._queue.put(None)
+            loader.join()
+
+    def _load_queued(self) -> None:
+        while (item := self._queue.get()) is not None:
+            sid, axis, plan = item
+            try:
+                self._load(sid, axis, plan)
+            except (duckdb.Error, StoreUnavailable) as exc:  # the next miss queues it again
+                log.debug("curvestream bridge: rollup rows of series %s not loaded: %s", sid, exc)
+            except Exception:  # noqa: BLE001 - a background thread logs, the reads go to SQL
+                log.exception("curvestream bridge: rollup rows of series %s not loaded", sid)
+            finally:
+                with self._idle:
+                    self._queued.discard((sid, axis))
+                    self._idle.notify_all()
+
+    def _load(self, sid: int, axis: str, plan: LevelPlan) -> None:
+        """Load a series' rows in a snapshot of their own; keep them if no
+        commit touched the series since that snapshot began."""
+        cur = self._cursor()
+        reader = begin_read(cur, self)
+        assert reader is not None
+        try:
+            e = load(cur, sid, axis, plan, reader.seen)
+            cur.execute("COMMIT")
+        except BaseException:
+            try:
+                cur.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # the database was invalidated under the load: the first error says why
+            raise
         if self.before_insert is not None:
             self.before_insert()
         with self.lock:
-            if seen >= self._cleared_at and self._last_commit.get(sid, 0) <= seen and key not in self._entries:
-                self._put(key, e)
-        return e
+            seen = reader.seen
+            if seen >= self._cleared_at and self._last_commit.get(sid, 0) <= seen and (sid, axis) not in self._entries:
+                self._put((sid, axis), e)
 
     def _put(self, key: tuple[int, str], e: Entry) -> None:
         old = self._entries.pop(key, None)
@@ -208,8 +270,8 @@ class Reader:
     cache: RollupCache
     seen: int
 
-    def entry(self, cur: duckdb.DuckDBPyConnection, sid: int, axis: str, plan: LevelPlan) -> Entry:
-        return self.cache.entry(cur, self.seen, sid, axis, plan)
+    def entry(self, sid: int, axis: str, plan: LevelPlan) -> Entry | None:
+        return self.cache.entry(self.seen, sid, axis, plan)
 
 
 def begin_read(cur: duckdb.DuckDBPyConnection, cache: RollupCache | None) -> Reader | None:

@@ -98,7 +98,7 @@ class DuckDBStore:
         self.path = path
         self.rollups = rollups
         self.checkpoint_mb = checkpoint_mb
-        self.rollup_cache = RollupCache(rollup_cache_mb << 20)
+        self.rollup_cache = RollupCache(rollup_cache_mb << 20, self._cursor)
         self._write_lock = threading.Lock()
         self._db = DuckDBFile(path, self._on_open)
         self._migrate_points_table()
@@ -471,6 +471,7 @@ class DuckDBStore:
         return self._db.ping()
 
     def close(self) -> None:
+        self.rollup_cache.stop()
         with self._write_lock:
             self._merge_partials()
             self._db.close()
