@@ -231,10 +231,9 @@ class RollupCache:
         """Load a series' rows in a snapshot of their own; keep them if no
         commit touched the series since that snapshot began."""
         cur = self._cursor()
-        reader = begin_read(cur, self)
-        assert reader is not None
         try:
-            e = load(cur, sid, axis, plan, reader.seen)
+            seen = _begin(cur, self)
+            e = load(cur, sid, axis, plan, seen)
             cur.execute("COMMIT")
         except BaseException:
             try:
@@ -245,7 +244,6 @@ class RollupCache:
         if self.before_insert is not None:
             self.before_insert()
         with self.lock:
-            seen = reader.seen
             if seen >= self._cleared_at and self._last_commit.get(sid, 0) <= seen and (sid, axis) not in self._entries:
                 self._put((sid, axis), e)
 
@@ -281,10 +279,15 @@ def begin_read(cur: duckdb.DuckDBPyConnection, cache: RollupCache | None) -> Rea
     if cache is None or not cache.enabled:
         cur.execute("BEGIN TRANSACTION")
         return None
+    return Reader(cache, _begin(cur, cache))
+
+
+def _begin(cur: duckdb.DuckDBPyConnection, cache: RollupCache) -> int:
+    """BEGIN, and fix the snapshot under the cache's lock; the commit it sees."""
     with cache.lock:
         cur.execute("BEGIN TRANSACTION")
         cur.execute("SELECT sid FROM series LIMIT 0").fetchall()
-        return Reader(cache, cache.snapshot())
+        return cache.snapshot()
 
 
 def load(cur: duckdb.DuckDBPyConnection, sid: int, axis: str, plan: LevelPlan, as_of: int) -> Entry:
