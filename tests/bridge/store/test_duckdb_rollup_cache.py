@@ -4,11 +4,13 @@ those of the store without the cache (``rollup_cache_mb=0``) and the M4 of the
 raw points, on every zoom and axis, one series or several at once, while
 writes add late points into buckets already kept, while upper rows are merged
 and kept rows compacted, after a write that rolls back, after a reopen, when a
-load races a commit, while a writer commits beside the reads (each read answers
-one committed state), and under a budget that evicts."""
+load races a commit, when a read begins between a commit and its rows reaching
+the cache, while a writer commits beside the reads (each read answers one
+committed state), and under a budget that evicts."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -162,6 +164,39 @@ def test_a_load_that_a_commit_overtakes_is_not_kept(tmp_path):
         assert cache.settle() and cache.entries == 1
         assert_same(store.series(q), reference(q, everything))
         assert cache.hits == 1
+    finally:
+        store.close()
+
+
+def test_a_read_between_a_commit_and_its_rows_reaching_the_cache_reads_the_tables(tmp_path, monkeypatch):
+    rng = np.random.default_rng(27)
+    points = curve(rng, 8_000)
+    late = Points(np.array([points.steps[4_000]] * 3), points.walls.max() + np.arange(1, 4),
+                  np.array([1e9, -1e9, np.nan]))
+    everything = Points(*(np.concatenate([getattr(points, f), getattr(late, f)]) for f in ("steps", "walls", "values")))
+    store = duckdb_store(tmp_path / "s.duckdb")
+    q = SeriesQuery("proj", "run", "loss", "step", None, None, 300)
+    answers = []
+    committing = rollcache.RollupCache.committing
+
+    @contextlib.contextmanager
+    def with_a_read_after_the_commit(cache, added):
+        with committing(cache, added):
+            yield  # the COMMIT
+            reader = threading.Thread(target=lambda: answers.append(store.series(q)))
+            reader.start()  # its snapshot holds the late points, the kept rows do not yet
+            reader.join(30)
+
+    try:
+        store.write(batches(points, []))
+        store.series(q)
+        assert store.rollup_cache.settle() and store.rollup_cache.entries == 1
+        monkeypatch.setattr(rollcache.RollupCache, "committing", with_a_read_after_the_commit)
+        store.write(batches(late, [], first_seq=2))
+        assert len(answers) == 1
+        assert_same(answers[0], reference(q, everything))
+        assert_same(store.series(q), reference(q, everything))  # the kept rows, extended
+        assert store.rollup_cache.hits >= 1
     finally:
         store.close()
 

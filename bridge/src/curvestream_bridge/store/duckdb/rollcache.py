@@ -18,23 +18,27 @@ as they were written: a read merges the rows of a bucket as it merges any
 they are merged in. Entries are never changed: a write builds new arrays.
 
 Consistency: a read must use the rows of its own DuckDB snapshot (its chunk
-reads go by the chunk ids of these rows). A write's COMMIT and its
-:meth:`RollupCache.apply` happen under :attr:`RollupCache.lock`, and so do a
-read's BEGIN and the first statement that fixes its snapshot; each commit
-counts, and a read uses an entry only when it reflects no later commit than its
-snapshot. A load runs in a snapshot of its own, and its rows are kept only if
-no commit touched their series since that snapshot began. The entries are held in LRU order within a byte
-budget (``duckdb:///file.db?rollup_cache_mb=N``, 0: no cache, reads go to SQL).
+reads go by the chunk ids of these rows). Commits are counted; a read fixes
+its snapshot (BEGIN and the first statement that reads a table) under
+:attr:`RollupCache.lock` and notes the last commit and the series of a commit
+under way, if any (:meth:`RollupCache.committing`: the COMMIT itself runs
+outside the lock, so reads never wait for it). A read uses an entry only when
+it reflects no later commit than its snapshot and no commit under way then.
+A load runs in a snapshot of its own, and its rows are kept only if no commit
+touched their series since that snapshot began (nor was under way then). The
+entries are held in LRU order within a byte budget
+(``duckdb:///file.db?rollup_cache_mb=N``, 0: no cache, reads go to SQL).
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import logging
 import queue
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import duckdb
 import numpy as np
@@ -133,6 +137,7 @@ class RollupCache:
         self._commits = 0
         self._cleared_at = 0
         self._last_commit: dict[int, int] = {}  # per sid: the last commit that added rows of it
+        self._committing: frozenset[int] = frozenset()  # the sids of the commit under way
         self.bytes = 0
         self.hits = 0
         self.misses = 0
@@ -146,9 +151,11 @@ class RollupCache:
     def entries(self) -> int:
         return len(self._entries)
 
-    def snapshot(self) -> int:
-        """The commit a read that fixes its snapshot now sees (call under :attr:`lock`)."""
-        return self._commits
+    def snapshot(self) -> tuple[int, frozenset[int]]:
+        """For a read that fixes its snapshot now (call under :attr:`lock`):
+        the last commit it sees, and the series of a commit under way (it may
+        or may not see that one: their rows are not taken from the cache)."""
+        return self._commits, self._committing
 
     def clear(self) -> None:
         """Forget everything: the database was opened (again)."""
@@ -158,33 +165,56 @@ class RollupCache:
             self._entries.clear()
             self.bytes = 0
 
-    def apply(self, added: list[Added]) -> None:
-        """A write committed ``added`` (call under :attr:`lock`, right after the COMMIT)."""
-        self._commits += 1
+    @contextlib.contextmanager
+    def committing(self, added: list[Added]) -> Iterator[None]:
+        """Around a write's COMMIT of ``added``: its series' kept rows are not
+        used by reads that begin meanwhile, and are extended once it is done
+        (dropped if the COMMIT failed). The lock is not held during the
+        COMMIT: reads do not wait for it (nor for the checkpoint it may run)."""
+        sids = frozenset(int(sid) for part in added for sid in np.unique(part[2]).tolist())
+        with self.lock:
+            self._commits += 1
+            commit = self._commits
+            self._committing = sids
+            for sid in sids:
+                self._last_commit[sid] = commit
+        try:
+            yield
+        except BaseException:
+            with self.lock:
+                for key in [key for key in self._entries if key[0] in sids]:
+                    self.bytes -= self._entries.pop(key).nbytes
+                self._committing = frozenset()
+            raise
+        with self.lock:
+            self._apply(added, commit)
+            self._committing = frozenset()
+
+    def _apply(self, added: list[Added], commit: int) -> None:
+        """Extend the kept entries of the series of ``added`` (under :attr:`lock`)."""
         try:
             by_key: dict[tuple[int, str], list[tuple[int, np.ndarray, M4Agg]]] = {}
             for axis, k, sids, buckets, agg in added:
                 for sid in np.unique(sids).tolist():
-                    self._last_commit[sid] = self._commits
                     if (sid, axis) in self._entries:
                         mine = np.flatnonzero(sids == sid)
                         by_key.setdefault((sid, axis), []).append((k, buckets[mine], agg.take(mine)))
             for key, parts in by_key.items():
-                self._put(key, _extend(self._entries[key], parts, self._commits))
+                self._put(key, _extend(self._entries[key], parts, commit))
         except BaseException:  # the rows committed: never leave an entry without them
             log.exception("curvestream bridge: rollup cache dropped after a failed update")
             self._entries.clear()
             self.bytes = 0
             self._cleared_at = self._commits
 
-    def entry(self, seen: int, sid: int, axis: str, plan: LevelPlan) -> Entry | None:
-        """The rows of a series as of commit ``seen`` (the reader's snapshot),
-        or None: the read takes them from the tables, and the loader thread
-        loads them for the next reads."""
+    def entry(self, seen: tuple[int, frozenset[int]], sid: int, axis: str, plan: LevelPlan) -> Entry | None:
+        """The rows of a series as of the reader's snapshot (``seen``: see
+        :meth:`snapshot`), or None: the read takes them from the tables, and
+        the loader thread loads them for the next reads."""
         key = (sid, axis)
         with self.lock:
             e = self._entries.get(key)
-            if e is not None and e.as_of <= seen:
+            if e is not None and e.as_of <= seen[0] and sid not in seen[1]:
                 self._entries.move_to_end(key)
                 self.hits += 1
                 return e
@@ -232,7 +262,7 @@ class RollupCache:
         commit touched the series since that snapshot began."""
         cur = self._cursor()
         try:
-            seen = _begin(cur, self)
+            seen, committing = _begin(cur, self)
             e = load(cur, sid, axis, plan, seen)
             cur.execute("COMMIT")
         except BaseException:
@@ -244,7 +274,8 @@ class RollupCache:
         if self.before_insert is not None:
             self.before_insert()
         with self.lock:
-            if seen >= self._cleared_at and self._last_commit.get(sid, 0) <= seen and (sid, axis) not in self._entries:
+            fresh = sid not in committing and self._last_commit.get(sid, 0) <= seen
+            if fresh and seen >= self._cleared_at and (sid, axis) not in self._entries:
                 self._put((sid, axis), e)
 
     def _put(self, key: tuple[int, str], e: Entry) -> None:
@@ -266,7 +297,7 @@ class Reader:
     """A read's use of the cache: the commit its snapshot sees."""
 
     cache: RollupCache
-    seen: int
+    seen: tuple[int, frozenset[int]]
 
     def entry(self, sid: int, axis: str, plan: LevelPlan) -> Entry | None:
         return self.cache.entry(self.seen, sid, axis, plan)
@@ -282,8 +313,8 @@ def begin_read(cur: duckdb.DuckDBPyConnection, cache: RollupCache | None) -> Rea
     return Reader(cache, _begin(cur, cache))
 
 
-def _begin(cur: duckdb.DuckDBPyConnection, cache: RollupCache) -> int:
-    """BEGIN, and fix the snapshot under the cache's lock; the commit it sees."""
+def _begin(cur: duckdb.DuckDBPyConnection, cache: RollupCache) -> tuple[int, frozenset[int]]:
+    """BEGIN, and fix the snapshot under the cache's lock; what it sees (:meth:`RollupCache.snapshot`)."""
     with cache.lock:
         cur.execute("BEGIN TRANSACTION")
         cur.execute("SELECT sid FROM series LIMIT 0").fetchall()

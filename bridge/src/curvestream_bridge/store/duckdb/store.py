@@ -148,9 +148,8 @@ class DuckDBStore:
                 now = time.time_ns()
                 if batches:
                     self._record_batches(cur, batches, now)
-                with self.rollup_cache.lock:  # readers fix their snapshot under it: they see both or neither
+                with self.rollup_cache.committing(self._points.added):  # the kept rows follow
                     cur.execute("COMMIT")
-                    self.rollup_cache.apply(self._points.added)
                 self._points.commit()
             except BaseException as exc:
                 self._abandon(cur, exc)
