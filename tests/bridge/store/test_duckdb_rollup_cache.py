@@ -20,7 +20,7 @@ from curvestream_bridge.service import Bridge
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store import open_store
 from curvestream_bridge.store.base import SeriesQuery
-from curvestream_bridge.store.duckdb import rollcache, upper
+from curvestream_bridge.store.duckdb import rollcache, rollrows, upper
 
 from test_store_support import Points, assert_same, batches, curve, duckdb_store, reference
 
@@ -69,10 +69,10 @@ def merge_every_3_writes(monkeypatch):
 def test_cached_answers_equal_uncached_ones_as_late_points_land_in_kept_buckets(
         tmp_path, monkeypatch, merge_every_3_writes, compact):
     if compact == "every write":
-        monkeypatch.setattr(rollcache, "COMPACT_MIN", 0)
-        monkeypatch.setattr(rollcache, "COMPACT_SHARE", 1 << 40)
+        monkeypatch.setattr(rollrows, "COMPACT_MIN", 0)
+        monkeypatch.setattr(rollrows, "COMPACT_SHARE", 1 << 40)
     else:
-        monkeypatch.setattr(rollcache, "COMPACT_MIN", 1 << 40)
+        monkeypatch.setattr(rollrows, "COMPACT_MIN", 1 << 40)
     rng = np.random.default_rng(21)
     points = {run: curve(rng, 16_000, regress=True) for run in RUNS}  # resumed steps land in kept step buckets
     items = {run: batches(p, np.arange(700, len(p), 700), run=run, producer=run.encode()) for run, p in points.items()}

@@ -29,7 +29,8 @@ import numpy as np
 
 from curvestream_bridge.store.duckdb import chunks as chunk_codec
 from curvestream_bridge.store.duckdb.aggrows import AGG_COLS, AGG_NAMES, agg_columns, agg_from, ints, scan
-from curvestream_bridge.store.duckdb.rollcache import Added, Entry, Reader
+from curvestream_bridge.store.duckdb.rollcache import Reader
+from curvestream_bridge.store.duckdb.rollrows import Added, Entry
 from curvestream_bridge.store.duckdb.upper import SCHEMA as UPPER_SCHEMA
 from curvestream_bridge.store.duckdb.upper import UpperRows, upper_rows
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
