@@ -32,6 +32,10 @@ HELP = {
     "curvestream_ingest_queue_depth": ("gauge", "Messages waiting for the store writer."),
     "curvestream_live_clients": ("gauge", "Open WebSocket connections."),
     "curvestream_mqtt_connected": ("gauge", "1 while the bridge's MQTT subscriber is connected."),
+    "curvestream_rollup_cache_bytes": ("gauge", "Memory held by DuckDB rollup rows kept for reads (rollup_cache_mb)."),
+    "curvestream_rollup_cache_entries": ("gauge", "Series and axes whose rollup rows are kept for reads."),
+    "curvestream_rollup_cache_hits_total": ("counter", "Series reads that found their rollup rows kept."),
+    "curvestream_rollup_cache_misses_total": ("counter", "Series reads that loaded their rollup rows from the file."),
     "curvestream_library_log_lines_total": ("counter", "Warnings and errors logged by third-party libraries (the "
                                             "embedded amqtt broker, paho), by library and level; shown rate-limited."),
 }

@@ -67,6 +67,11 @@ class Bridge:
         self.metrics.gauge_fn("curvestream_live_clients", lambda: self.live.client_count)
         if hasattr(self.store, "expired_points"):  # points older than InfluxDB's retention policy, dropped by it
             self.metrics.gauge_fn("curvestream_store_expired_points_total", lambda: self.store.expired_points)
+        cache = getattr(self.store, "rollup_cache", None)  # DuckDB's rollup rows kept for reads
+        if cache is not None:
+            for name, attr in (("bytes", "bytes"), ("entries", "entries"), ("hits_total", "hits"),
+                               ("misses_total", "misses")):
+                self.metrics.gauge_fn(f"curvestream_rollup_cache_{name}", lambda a=attr: getattr(cache, a))
         self.app = create_app(self)
 
     def _on_status(self, status: Any) -> None:

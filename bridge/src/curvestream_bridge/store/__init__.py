@@ -16,8 +16,10 @@ def open_store(url: str, writer_id: str = "") -> Store:
     for comparisons and debugging); DuckDB takes ``checkpoint_mb=N``, the WAL size
     at which it checkpoints (default 128; DuckDB's own is 16, and each checkpoint
     costs in proportion to the whole file, which made sustained ingest slow down as
-    the file grew: bench/README.md) and ``read_threads=N``, the threads that read
-    the runs of one overlay side by side (default: the cores, at most 4);
+    the file grew: bench/README.md), ``rollup_cache_mb=N``, the memory for the
+    rollup rows of recently read series (default 512; 0: every read goes to
+    SQL; see :mod:`.duckdb.rollcache`) and ``read_threads=N``, the threads that
+    read the runs of one overlay side by side (default: the cores, at most 4);
     InfluxDB also takes ``writer=<id>`` (see
     :mod:`.influx.rollup`), which overrides ``writer_id``: what names this
     bridge's rollup rows among those of other bridges writing the same database."""
@@ -32,8 +34,9 @@ def open_store(url: str, writer_id: str = "") -> Store:
         if parsed.netloc and parsed.netloc != ":memory:":  # duckdb://relative/path
             path = parsed.netloc + path
         return DuckDBStore(path, rollups=rollups,
-                           checkpoint_mb=_positive(params, "checkpoint_mb", 128, "number of megabytes"),
-                           read_threads=_positive(params, "read_threads", READ_THREADS, "number of threads"))
+                           checkpoint_mb=_number(params, "checkpoint_mb", 128, 1, "megabytes"),
+                           rollup_cache_mb=_number(params, "rollup_cache_mb", 512, 0, "megabytes"),
+                           read_threads=_number(params, "read_threads", READ_THREADS, 1, "threads"))
     if parsed.scheme in ("influxdb", "influxdbs"):
         from curvestream_bridge.store.influx import InfluxStore
 
@@ -41,13 +44,14 @@ def open_store(url: str, writer_id: str = "") -> Store:
     raise ValueError(f"unknown store {url!r}: use duckdb:///path/file.db or influxdb://host:8086/db")
 
 
-def _positive(params: dict[str, str], name: str, default: int, what: str) -> int:
+def _number(params: dict[str, str], name: str, default: int, least: int, unit: str) -> int:
     try:
         value = int(params.get(name, str(default)))
-        if value <= 0:
+        if value < least:
             raise ValueError
     except ValueError:
-        raise ValueError(f"store URL parameter {name}={params[name]!r}: a positive {what}") from None
+        raise ValueError(f"store URL parameter {name}={params[name]!r}: a number of {unit}, at least {least}") \
+            from None
     return value
 
 

@@ -32,7 +32,8 @@ import numpy as np
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.duckdb import chunks as chunk_codec
 from curvestream_bridge.store.duckdb.aggrows import AGG_NAMES, agg_from, ints, scan
-from curvestream_bridge.store.duckdb.points import PROBE_BELOW, _expand, _span, by_level, series_query
+from curvestream_bridge.store.duckdb.points import PROBE_BELOW, _expand, _span, by_level, cached_rows, series_query
+from curvestream_bridge.store.duckdb.rollcache import Reader
 from curvestream_bridge.store.duckdb.upper import upper_rows
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
 from curvestream_bridge.store.m4.levels import LevelPlan
@@ -44,8 +45,10 @@ ManyItem = tuple[SeriesQuery, int | None, LevelPlan | None, int]
 """(query, sid or None when the series does not exist, its levels or None, the run's origin in wall ns)."""
 
 
-def series_many(cur: duckdb.DuckDBPyConnection, items: list[ManyItem], empty: Any) -> list[SeriesResult]:
-    """The answers of ``items``, in order; ``empty(query)`` answers a missing series."""
+def series_many(cur: duckdb.DuckDBPyConnection, items: list[ManyItem], empty: Any,
+                cache: Reader | None = None) -> list[SeriesResult]:
+    """The answers of ``items``, in order; ``empty(query)`` answers a missing
+    series; rollup rows from ``cache`` when given (:mod:`.rollcache`)."""
     out: list[SeriesResult | None] = [None] * len(items)
     known = [i for i, (_, sid, _, _) in enumerate(items) if sid is not None]
     stats = _stats(cur, [items[i][1] for i in known])  # type: ignore[misc]
@@ -56,7 +59,7 @@ def series_many(cur: duckdb.DuckDBPyConnection, items: list[ManyItem], empty: An
         if found is None or found[axis] is None:
             out[i] = empty(q)
         elif plan is None:
-            out[i] = series_query(cur, q, sid, None, origin)  # type: ignore[arg-type]
+            out[i] = series_query(cur, q, sid, None, origin, cache)  # type: ignore[arg-type]
         else:
             count, extent = found["count"], found[axis]
             by_axis.setdefault(axis, []).append((i, RollupJob(q, origin, extent, count, plan), sid))  # type: ignore[arg-type]
@@ -65,7 +68,7 @@ def series_many(cur: duckdb.DuckDBPyConnection, items: list[ManyItem], empty: An
         answers = rollup_answers(
             [job for _, job, _ in entries],
             lambda jobs, sids=sids, axis=axis: [(None, agg) for agg in
-                                                _rolled_up(cur, axis, [(sids[j], f) for j, f in jobs])],
+                                                _rolled_up(cur, axis, [(sids[j], f) for j, f in jobs], cache)],
             lambda jobs, sids=sids, axis=axis: _raw(cur, axis, [(sids[j], f, agg) for j, f, _, agg in jobs]),
             PROBE_BELOW)
         for (i, _, _), answer in zip(entries, answers):
@@ -84,15 +87,26 @@ def _stats(cur: duckdb.DuckDBPyConnection, sids: list[int]) -> dict[int, dict[st
             for sid, n, s0, s1, w0, w1 in rows}
 
 
-def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int, Frame]]) -> list[M4Agg]:
-    """:func:`.points._rolled_up` of many (sid, frame) pairs: two statements."""
-    rows = _rollup_rows(cur, axis, frames)
+def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int, Frame]],
+               cache: Reader | None) -> list[M4Agg]:
+    """:func:`.points._rolled_up` of many (sid, frame) pairs: two statements
+    (one when ``cache`` holds the rollup rows of every series)."""
+    kept = [cache.entry(sid, axis, f.pieces.plan) if cache is not None else None  # type: ignore[union-attr]
+            for sid, f in frames]
+    unkept = [i for i, e in enumerate(kept) if e is None]
+    read = iter(_rollup_rows(cur, axis, [frames[i] for i in unkept]) if unkept else [])
+    rows: list[list[tuple[int, np.ndarray, M4Agg]]] = []
     want: dict[str, list[np.ndarray]] = {"i": [], "cid": []}
-    for i, ((sid, f), levels) in enumerate(zip(frames, rows)):
+    for i, ((sid, f), entry) in enumerate(zip(frames, kept)):
         assert f.pieces is not None
-        b0, bottom = levels[0][1], levels[0][2]
-        strad = np.flatnonzero(np.isin(b0, f.pieces.straddlers) & (bottom.c0 >= 0))
-        cids = _expand(bottom.c0[strad], bottom.c1[strad])
+        if entry is not None:
+            levels, cids = cached_rows(entry, f.pieces)
+            rows.append(levels)
+        else:
+            rows.append(next(read))
+            b0, bottom = rows[i][0][1], rows[i][0][2]
+            strad = np.flatnonzero(np.isin(b0, f.pieces.straddlers) & (bottom.c0 >= 0))
+            cids = _expand(bottom.c0[strad], bottom.c1[strad])
         want["i"].append(np.full(len(cids), i, np.int64))
         want["cid"].append(cids)
     # one arm per frame, each with its own id range: zone maps then skip the row

@@ -13,7 +13,11 @@ transaction, together with the points.
 A query of a series with rollups reads the rows of the buckets that cover its
 pixel columns (:mod:`..m4.plan`) and the chunks of the straddling bottom
 buckets, then merges them (:mod:`..m4.query`): O(width · fanout · levels) rows
-whatever the length of the series.
+whatever the length of the series. The rows come from memory when the store
+keeps them (:mod:`.rollcache`: binary searches in the series' sorted rows
+instead of a join against every series' rows; a thread loads them after the
+series' first read), else from the tables by one statement; the chunks always
+come from the table, by the chunk ids of the straddling buckets' rows.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import numpy as np
 
 from curvestream_bridge.store.duckdb import chunks as chunk_codec
 from curvestream_bridge.store.duckdb.aggrows import AGG_COLS, AGG_NAMES, agg_columns, agg_from, ints, scan
+from curvestream_bridge.store.duckdb.rollcache import Reader
+from curvestream_bridge.store.duckdb.rollrows import Added, Entry
 from curvestream_bridge.store.duckdb.upper import SCHEMA as UPPER_SCHEMA
 from curvestream_bridge.store.duckdb.upper import UpperRows, upper_rows
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
@@ -71,6 +77,7 @@ class PointWriter:
         self.plans: dict[int, dict[str, LevelPlan]] = {}
         self._pending_plans: dict[int, dict[str, LevelPlan]] = {}
         self.upper = UpperRows()
+        self.added: list[Added] = []  # the rollup rows of this transaction, for the cache once committed
         self.reload(cur)
 
     def reload(self, cur: duckdb.DuckDBPyConnection) -> None:
@@ -80,11 +87,13 @@ class PointWriter:
                                        "WHERE m4_base_step IS NOT NULL").fetchall():
             self.plans[sid] = {"step": LevelPlan("step", int(bs)), "time": LevelPlan("time", int(bt))}
         self._pending_plans = {}
+        self.added = []
         self.upper.reload(cur)
 
     def commit(self) -> None:
         self.plans.update(self._pending_plans)
         self._pending_plans = {}
+        self.added = []
         self.upper.commit()
 
     def plan(self, sid: int, axis: str) -> LevelPlan | None:
@@ -163,6 +172,7 @@ class PointWriter:
         for axis in AXES:
             upper = []
             for k, series, buckets, agg in many_partials([r[1][axis] for r in rolled], *columns):
+                self.added.append((axis, k, sids[series], buckets, agg))
                 if k == 0:
                     self._insert_bottom(cur, axis, sids[series], buckets, agg)
                 else:
@@ -179,7 +189,8 @@ class PointWriter:
 
 # ---------------------------------------------------------------------- reading
 def series_query(cur: duckdb.DuckDBPyConnection, q: SeriesQuery, sid: int, plan: LevelPlan | None,
-                 origin: int) -> SeriesResult:
+                 origin: int, cache: Reader | None = None) -> SeriesResult:
+    """One series' answer; its rollup rows from ``cache`` when given (:mod:`.rollcache`)."""
     axis = rollup_axis(q.x)
     xc = ("s0", "s1") if axis == "step" else ("w0", "w1")
     col = ("min_step", "max_step") if axis == "step" else ("first_ns", "last_ns")
@@ -194,8 +205,8 @@ def series_query(cur: duckdb.DuckDBPyConnection, q: SeriesQuery, sid: int, plan:
             return raw_result(f, pts["step"], pts["wall"], pts["value"], agg.point(LAST, 0),
                               agg.point(FIRST, len(agg) - 1))
 
-        return rollup_answer(q, origin, extent, count, plan, lambda f: (None, _rolled_up(cur, sid, plan, f)), raw,
-                             PROBE_BELOW)
+        return rollup_answer(q, origin, extent, count, plan,
+                             lambda f: (None, _rolled_up(cur, sid, plan, f, cache)), raw, PROBE_BELOW)
     f = frame(q, origin, extent, None)
     if f is None or f.lo > f.hi:
         return empty_result(q)
@@ -206,14 +217,26 @@ def series_query(cur: duckdb.DuckDBPyConnection, q: SeriesQuery, sid: int, plan:
     return points_result(f, step, wall, value)
 
 
-def _rolled_up(cur: duckdb.DuckDBPyConnection, sid: int, plan: LevelPlan, f: Frame) -> M4Agg:
+def _rolled_up(cur: duckdb.DuckDBPyConnection, sid: int, plan: LevelPlan, f: Frame, cache: Reader | None) -> M4Agg:
     """Per-interval aggregates of a frame: its rollup rows and the chunks of its straddling buckets."""
     assert f.pieces is not None
-    rows = _rollup_rows(cur, sid, f.axis, plan, f.pieces)
-    bottom = rows[0][2]
-    strad = np.flatnonzero(np.isin(rows[0][1], f.pieces.straddlers) & (bottom.c0 >= 0))
-    raw = _chunks_by_id(cur, sid, _expand(bottom.c0[strad], bottom.c1[strad]))
+    entry = cache.entry(sid, f.axis, plan) if cache is not None else None
+    if entry is not None:
+        rows, cids = cached_rows(entry, f.pieces)
+    else:
+        rows = _rollup_rows(cur, sid, f.axis, plan, f.pieces)
+        bottom = rows[0][2]
+        strad = np.flatnonzero(np.isin(rows[0][1], f.pieces.straddlers) & (bottom.c0 >= 0))
+        cids = _expand(bottom.c0[strad], bottom.c1[strad])
+    raw = _chunks_by_id(cur, sid, cids)
     return assemble(f, rows, (raw["step"], raw["wall"], raw["value"]))
+
+
+def cached_rows(entry: Entry, pieces: Any) -> tuple[list[tuple[int, np.ndarray, M4Agg]], np.ndarray]:
+    """The rows of a frame's pieces from a cache entry, and the ids of the chunks of its straddling buckets."""
+    c0, c1 = entry.chunk_ranges(pieces.straddlers)
+    known = c0 >= 0
+    return entry.rows(pieces), _expand(c0[known], c1[known])
 
 
 def _rollup_rows(cur: duckdb.DuckDBPyConnection, sid: int, axis: str, plan: LevelPlan,

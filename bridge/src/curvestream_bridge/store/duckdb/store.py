@@ -21,7 +21,8 @@ batch whose (producer, seq) is already stored is skipped, so writing a batch
 twice changes nothing.
 
 ``duckdb:///file.db?rollups=off`` keeps raw points only (queries then read
-every point of the range).
+every point of the range); ``?rollup_cache_mb=N`` bounds the memory of the
+rollup rows kept for reads (:mod:`.rollcache`, default 512, 0: none).
 
 Errors are mapped by :mod:`.file`: a full disk, a locked file or an
 invalidated database raise :class:`StoreUnavailable`, and the file is opened
@@ -60,6 +61,7 @@ from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped
 from curvestream_bridge.store.duckdb.many import series_many
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
 from curvestream_bridge.store.duckdb.points import PointWriter, scan, series_query
+from curvestream_bridge.store.duckdb.rollcache import Reader, RollupCache, begin_read
 from curvestream_bridge.store.duckdb.split import split_read
 from curvestream_bridge.store.duckdb.upper import merge_partials
 from curvestream_bridge.store.m4.levels import AXES
@@ -98,11 +100,12 @@ CREATE TABLE IF NOT EXISTS alert_events (id VARCHAR NOT NULL, version INTEGER NO
 class DuckDBStore:
     name = "duckdb"
 
-    def __init__(self, path: str, rollups: bool = True, checkpoint_mb: int = 128,
+    def __init__(self, path: str, rollups: bool = True, checkpoint_mb: int = 128, rollup_cache_mb: int = 512,
                  read_threads: int = READ_THREADS) -> None:
         self.path = path
         self.rollups = rollups
         self.checkpoint_mb = checkpoint_mb
+        self.rollup_cache = RollupCache(rollup_cache_mb << 20, self._cursor)
         self.read_threads = max(1, read_threads)
         self._readers = (ThreadPoolExecutor(self.read_threads - 1, thread_name_prefix="curvestream-read")
                          if self.read_threads > 1 else None)
@@ -114,6 +117,7 @@ class DuckDBStore:
         con.execute(f"SET checkpoint_threshold = '{int(self.checkpoint_mb)}MiB'")
         con.execute(_SCHEMA)
         con.execute(POINTS_SCHEMA)
+        self.rollup_cache.clear()  # opened again after an invalidation: the file is the truth
         self._reload_sids(con)
         self._points = PointWriter(con, self.rollups)
 
@@ -154,7 +158,8 @@ class DuckDBStore:
                 now = time.time_ns()
                 if batches:
                     self._record_batches(cur, batches, now)
-                cur.execute("COMMIT")
+                with self.rollup_cache.committing(self._points.added):  # the kept rows follow
+                    cur.execute("COMMIT")
                 self._points.commit()
             except BaseException as exc:
                 self._abandon(cur, exc)
@@ -428,9 +433,9 @@ class DuckDBStore:
         sid = self._sids.get((q.project, q.run, q.key, "scalar"))
         if sid is None:
             return empty_result(q)
-        with _snapshot(cur):  # one snapshot for the several reads of a query
+        with _snapshot(cur, self.rollup_cache) as cache:  # one snapshot for the several reads of a query
             origin = self._run_start_ns(cur, q.project, q.run) if q.x == "relative" else 0
-            return series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin)
+            return series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin, cache)
 
     def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
         """Each query's :meth:`series` answer, read together (see :mod:`.many`),
@@ -440,14 +445,14 @@ class DuckDBStore:
     @mapped
     def _series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
         cur = self._cursor()
-        with _snapshot(cur):  # one snapshot for all of them
+        with _snapshot(cur, self.rollup_cache) as cache:  # one snapshot for all of them
             origins = self._run_starts_ns(cur, {(q.project, q.run) for q in queries if q.x == "relative"})
             items = []
             for q in queries:
                 sid = self._sids.get((q.project, q.run, q.key, "scalar"))
                 plan = self._points.plan(sid, rollup_axis(q.x)) if sid is not None else None
                 items.append((q, sid, plan, origins.get((q.project, q.run), 0)))
-            return series_many(cur, items, empty_result)
+            return series_many(cur, items, empty_result, cache)
 
     @staticmethod
     def _run_starts_ns(cur: duckdb.DuckDBPyConnection, runs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
@@ -489,9 +494,11 @@ class DuckDBStore:
         return self._db.ping()
 
     def close(self) -> None:
+        self.rollup_cache.stop()
         with self._write_lock:
             self._merge_partials()
             self._db.close()
+            self.rollup_cache.clear()
         if self._readers is not None:
             self._readers.shutdown(wait=False)
 
@@ -512,14 +519,14 @@ class DuckDBStore:
 
 
 @contextlib.contextmanager
-def _snapshot(cur: duckdb.DuckDBPyConnection) -> Iterator[None]:
+def _snapshot(cur: duckdb.DuckDBPyConnection, cache: RollupCache | None = None) -> Iterator[Reader | None]:
     """A read transaction: committed when the block ends, rolled back when it
     raises; its statements are interrupted if the read's client goes away
-    (:mod:`..cancel`)."""
+    (:mod:`..cancel`). Gives what the read may take from ``cache`` (see
+    :func:`.rollcache.begin_read`)."""
     with interrupting(cur.interrupt):
-        cur.execute("BEGIN TRANSACTION")
         try:
-            yield
+            yield begin_read(cur, cache)
         except BaseException:
             try:
                 cur.execute("ROLLBACK")
