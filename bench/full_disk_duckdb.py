@@ -79,7 +79,7 @@ def main() -> None:
             log = bridge.log_path.read_text()
             print(f"disk full for {freed_at - full_at:.0f} s; store errors waited out meanwhile: "
                   f"{errors_while_full:.0f}; database invalidated and reopened: {'invalidated' in log}")
-            print(f"steps stored per key: " + ", ".join(f"{k} {stored.get(k, 0):,}" for k in KEYS)
+            print("steps stored per key: " + ", ".join(f"{k} {stored.get(k, 0):,}" for k in KEYS)
                   + f" of {args.steps:,}")
             print(f"rejected {metric(bridge.url, 'curvestream_rejected_total'):.0f}, parked "
                   f"{metric(bridge.url, 'curvestream_batches_parked_total'):.0f}; run committed "

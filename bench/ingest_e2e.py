@@ -27,7 +27,6 @@ import sys
 import tempfile
 import time
 
-import os
 import statistics
 
 import httpx

@@ -30,7 +30,7 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from _page import pct  # noqa: E402
-from _servers import BridgeProcess, Influxd, Mosquitto, wait_until  # noqa: E402
+from _servers import BridgeProcess, Influxd, Mosquitto  # noqa: E402
 from query_m4 import machine  # noqa: E402
 
 TESTS = pathlib.Path(__file__).resolve().parent.parent / "tests"

@@ -109,7 +109,7 @@ def measure(http: httpx.Client, names: list[str], points: int, width: int, repea
         single = {"key": KEY, "width": width, **rng}
         many = [("run", f"{PROJECT}/{n}") for n in names] + [("key", KEY), ("width", width)] + list(rng.items())
         rows = [
-            (f"one series", get(one, single, False), get(one, single, True)),
+            ("one series", get(one, single, False), get(one, single, True)),
             (f"{len(names)} runs, one request", get("/api/v1/series", many, False), get("/api/v1/series", many, True)),
         ]
         for name, as_json, as_binary in rows:

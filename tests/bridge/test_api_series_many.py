@@ -49,7 +49,7 @@ def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 def _ranges(api: AppClient, x: str) -> list[tuple[float | None, float | None, int]]:
     """(start, end, width): the whole run at two widths, a zoom answered raw, one that looks raw
     from the series' count but is not, one deep inside a bottom bucket, one past the end."""
-    whole = api.get(f"/api/v1/runs/vision/long/series", params={"key": "loss", "x": x, "width": 1}).json()
+    whole = api.get("/api/v1/runs/vision/long/series", params={"key": "loss", "x": x, "width": 1}).json()
     lo, hi = whole["start"], whole["end"]
     span = hi - lo
     return [(None, None, 300), (None, None, 2000), (lo + span * 0.4, lo + span * 0.42, 300),

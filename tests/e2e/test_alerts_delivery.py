@@ -4,7 +4,6 @@ mid-patience, a webhook receiver down for 30 s, a rules file with mistakes."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
 import time
 

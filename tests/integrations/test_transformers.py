@@ -4,7 +4,6 @@ Mosquitto and a bridge on DuckDB."""
 
 from __future__ import annotations
 
-import pytest
 
 from helpers import get_json, metric_counts, run_path, run_state
 from servers import wait_until

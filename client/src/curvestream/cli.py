@@ -21,7 +21,6 @@ import os
 import signal
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 

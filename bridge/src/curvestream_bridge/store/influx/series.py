@@ -88,7 +88,6 @@ def _rolled_up(run: Statements, where: str, f: Frame, top: tuple[np.ndarray, M4A
             stmts.append(f'SELECT {fields} FROM {measurement} WHERE {where} AND "k" = \'{k}\' AND '
                          f'time >= {lo * size} AND time < {(hi + 1) * size}')
             targets.append(k)
-    s0 = plan.size(0)
     rows: list[tuple[int, np.ndarray, M4Agg]] = [(plan.top, *top)]
     raws = []
     unpacked: list[int] = [] if packed else f.pieces.straddlers.tolist()
