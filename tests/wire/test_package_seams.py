@@ -16,7 +16,8 @@ _RECORD_HOOKS = textwrap.dedent("""
     registered = []
     _register = os.register_at_fork
     def recording_register_at_fork(**hooks):
-        registered.extend(f.__module__ for f in hooks.values())
+        # a builtin's __module__ may be None (the standard library's concurrent.futures registers a lock's methods)
+        registered.extend(f.__module__ or "" for f in hooks.values())
         return _register(**hooks)
     os.register_at_fork = recording_register_at_fork
     original_excepthook = sys.excepthook
