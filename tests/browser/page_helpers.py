@@ -46,9 +46,10 @@ def wait_stored(bridge: Any, project: str, run: str, counts: dict[str, int], tim
 
 def open_page(page: Any, bridge: Any, runs: tuple[tuple[str, str], ...] = (), **params: str) -> None:
     """Open the page on a view, as a shared link would: ``runs`` selected, other settings as URL parameters."""
+    # each part encoded, then the value encoded again, as the page's own links are (urlState.ts)
     q = lambda s: urllib.parse.quote(s, safe="")  # noqa: E731
     pairs = [("run", f"{q(p)}/{q(r)}") for p, r in runs] + list(params.items())
-    page.goto(f"{bridge.url}/?{urllib.parse.urlencode(pairs, safe='/%')}")
+    page.goto(f"{bridge.url}/?{urllib.parse.urlencode(pairs)}")
     page.wait_for_function("() => window.__curvestream !== undefined")
 
 

@@ -18,9 +18,9 @@ from servers import wait_until
 PROJECT = "once"
 T0 = 1_700_000_000_000_000_000
 # run -> its keys: a key all share, keys of their own, hostile names
-RUNS = {"a": ["loss", "acc"], "lr/0.1 bs=64, ü": ["loss", 'grad "norm", a=b'], "c": ["loss"], "d": ["loss", "acc"],
+RUNS = {"a": ["loss", "acc"], "lr/0.1 bs=64, 50%, ü": ["loss", 'grad "norm", a=b'], "c": ["loss"], "d": ["loss", "acc"],
         "e": ["loss"], "later": ["loss", "lr"]}
-OPENED = ["a", "lr/0.1 bs=64, ü", "c", "d", "e", "nowhere"]
+OPENED = ["a", "lr/0.1 bs=64, 50%, ü", "c", "d", "e", "nowhere"]
 
 
 def _write(path: pathlib.Path) -> None:
