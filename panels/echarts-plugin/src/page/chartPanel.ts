@@ -184,8 +184,9 @@ export class ChartPanel {
   setWindow(window: [number, number] | null): void {
     if (sameWindow(window, this.window)) return;
     this.window = window;
-    this.applyZoomToChart();
+    // ask first: setting the window on the chart redraws it (tens of ms) while the bridge answers
     this.queryDetails();
+    this.applyZoomToChart();
   }
 
   appendLive(curveId: string, frame: LiveSeriesFrame): void {
@@ -314,10 +315,10 @@ export class ChartPanel {
     const window = reading && queryBounds(this.settings.xMode, reading);
     if (sameWindow(window, this.window)) return;
     this.window = window;
+    // asked first (the bridge works while the chart redraws below); supersedes the query of the frame before
+    this.queryDetails();
     // hold the window in x values, so live points growing the axis do not shift it
     this.applyZoomToChart();
-    // the host reports a gesture once per frame: this supersedes (aborts) the query of the frame before
-    this.queryDetails();
     this.context.onUserZoom(window, this);
   }
 
