@@ -2,6 +2,7 @@ import { TIMING } from '../constants/defaults';
 import { chartTestId, TEST_IDS } from '../constants/testIds';
 import type { GroupBandKind } from '../core/groups';
 import { computeLayers, type ChartLayers } from '../core/layers';
+import { rangeCovers } from '../core/lineRange';
 import { plotWidthPx } from '../core/options';
 import { ChartHost } from '../host/chartHost';
 import type { DrawnSeries } from '../host/drawnSeries';
@@ -258,11 +259,7 @@ export class ChartPanel {
     this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
     // ask first: the bridge works on the queries while ECharts creates and sets up the empty chart
     this.reloadAll();
-    this.chart = new ChartHost(this.canvas, {
-      init,
-      zoomSettle: 'frame',
-      onUserZoom: (window) => this.finishUserZoom(window),
-    });
+    this.chart = new ChartHost(this.canvas, { init, zoomSettle: 'frame', onUserZoom: (w) => this.finishUserZoom(w) });
     this.resizeObserver.observe(this.canvas);
     this.render(true);
   }
@@ -289,10 +286,7 @@ export class ChartPanel {
    * curve is still loading, else at most every `TIMING.answersDrawMs` meanwhile.
    */
   private drawAnswer(): void {
-    if ([...this.curves.values()].some(isLoading)) {
-      this.drawAnswersSoon();
-      return;
-    }
+    if ([...this.curves.values()].some(isLoading)) return this.drawAnswersSoon();
     this.drawAnswersSoon.cancel();
     this.render(false);
   }
@@ -322,8 +316,10 @@ export class ChartPanel {
     this.context.onUserZoom(window, this);
   }
 
+  /** Lines drawn for a range that does not cover the new window (core/lineRange.ts) are drawn again with it. */
   private applyZoomToChart(): void {
-    this.chart?.showWindow(this.window);
+    if (rangeCovers(this.lastModel?.drawnRange, this.window)) this.chart?.showWindow(this.window);
+    else this.render(false, true);
   }
 
   private onResize(): void {
@@ -340,10 +336,11 @@ export class ChartPanel {
 
   // ---- drawing ----
 
-  /** `structure`: runs or settings changed (full option, series replaced); otherwise only data. */
-  private render(structure: boolean): void {
+  /** `structure`: runs or settings changed (full option, series replaced); otherwise only data (`withWindow`: and the window). */
+  private render(structure: boolean, withWindow = false): void {
     if (this.chart && !this.onScreen) {
       // off screen (scrolled away, another tab): draw once it shows again
+      if (withWindow) this.chart.showWindow(this.window);
       this.pendingRender = structure || this.pendingRender === true;
       this.writeState();
       return;
@@ -368,7 +365,7 @@ export class ChartPanel {
     this.lastModel = model;
     if (this.chart) {
       this.renders++;
-      this.chart.draw(model, full, layers);
+      this.chart.draw(model, full, layers, withWindow);
     }
     this.writeState();
   }
