@@ -112,7 +112,9 @@ def wait_ready(page: Any, n: int, after: float, want_loading: bool, what: str) -
         return page.wait_for_function(READY_JS, arg=[n, after, want_loading], timeout=120_000, polling=20).json_value()
     except PlaywrightTimeout:
         draws = [(round(d["t"]), d["state"], d["points"]) for d in recorded(page)["draws"]][-6:]
-        raise AssertionError(f"{what}: not drawn after {after:.0f} ms; last draws {draws}") from None
+        message = page.evaluate("k => document.querySelector(`[data-key='${k}'] .chart-message`)?.textContent", KEY)
+        raise AssertionError(f"{what}: not drawn after {after:.0f} ms; chart message {message!r}; "
+                             f"last draws {draws}") from None
 
 
 def cdp_metrics(cdp: Any) -> dict[str, float]:

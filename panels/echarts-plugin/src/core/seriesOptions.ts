@@ -4,6 +4,7 @@ import type { ChartModel } from '../types/chart';
 import { markerOptions } from './alerts';
 import type { Envelope } from './envelope';
 import type { ChartLayers, SeriesLayers } from './layers';
+import { keptIndices } from './lineRange';
 import type { YRange } from './yRange';
 
 /** The ECharts series ids drawn for one curve. */
@@ -44,7 +45,15 @@ function drawable(y: number, log: boolean): number {
  * times as long per point (a first draw of 10 overlaid runs is mostly that). A NaN
  * y is a gap, drawn exactly as a null one.
  */
-export function linePoints(xs: readonly number[], ys: readonly number[], log: boolean): Float64Array {
+export function linePoints(xs: readonly number[], ys: readonly number[], log: boolean, keep: readonly number[] | null = null): Float64Array {
+  if (keep) {
+    const out = new Float64Array(2 * keep.length);
+    keep.forEach((i, k) => {
+      out[2 * k] = xs[i]!;
+      out[2 * k + 1] = drawable(ys[i]!, log);
+    });
+    return out;
+  }
   const out = new Float64Array(2 * xs.length);
   for (let i = 0; i < xs.length; i++) {
     out[2 * i] = xs[i]!;
@@ -98,9 +107,9 @@ function envelopePairs(envelope: Envelope | null, log: boolean, floor: number): 
 }
 
 /** Only one value to draw: no line can show it. */
-function lonePoint(points: Float64Array): boolean {
+function lonePoint(ys: readonly number[], log: boolean): boolean {
   let drawn = 0;
-  for (let i = 1; i < points.length; i += 2) if (!Number.isNaN(points[i]!) && ++drawn > 1) return false;
+  for (const y of ys) if (!Number.isNaN(drawable(y, log)) && ++drawn > 1) return false;
   return drawn === 1;
 }
 
@@ -112,19 +121,19 @@ function lonePoint(points: Float64Array): boolean {
 export function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolean): (LineSeriesOption | ScatterSeriesOption)[] {
   const log = model.settings.logY;
   const out: (LineSeriesOption | ScatterSeriesOption)[] = [];
-  for (const s of layers.series) {
+  layers.series.forEach((s, index) => {
     const { id, name, color, data } = s.input;
     const ids = seriesIds(id);
     const band = envelopePairs(s.envelope, log, layers.yRange.min);
     const markers = markerItems(s, layers.yRange);
-    const smoothPoints = linePoints(s.smoothed ? data.x : [], s.smoothed ?? [], log);
-    const rawPoints = linePoints(data.x, data.y, log);
-    const smooth = lineData(smoothPoints);
-    const raw = lineData(rawPoints);
+    // the zoom slider draws its data shadow from the first line: that one stays whole
+    const keep = index === 0 ? null : keptIndices(data.x, model.drawnRange ?? null);
+    const smooth = lineData(linePoints(s.smoothed ? data.x : [], s.smoothed ?? [], log, s.smoothed ? keep : null));
+    const raw = lineData(linePoints(data.x, data.y, log, keep));
     // markers given (even none) replace the marks drawn before; absent = the curve has no marker source
     const marks = s.input.markers === undefined ? {} : markerOptions(s.input.markers, log);
     // a line needs two points: a curve with a single value shows it as a dot
-    const dots = lonePoint(rawPoints);
+    const dots = lonePoint(data.y, log);
     const rawSymbols = { symbol: dots ? 'circle' : 'none', showSymbol: dots, symbolSize: 5 };
     if (!withStyle) {
       out.push(
@@ -142,7 +151,7 @@ export function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle:
         { id: ids.envelopeHigh, type: 'line', data: band.high },
         { id: ids.nonFinite, type: 'scatter', data: markers, large: markers.length > 2000 },
       );
-      continue;
+      return;
     }
     const line = {
       type: 'line' as const,
@@ -206,6 +215,6 @@ export function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle:
         z: 4,
       },
     );
-  }
+  });
   return out;
 }

@@ -52,15 +52,17 @@ export class ChartHost {
 
   /**
    * Draw a model: `full` sets the whole option (runs, axis mode or settings
-   * changed), otherwise only the data, the y bounds and the tooltip change.
+   * changed), otherwise only the data, the y bounds and the tooltip change
+   * (and with `withWindow` the shown window, `model.xWindow`, in the same drawing).
    */
-  draw(model: ChartModel, full: boolean, layers: ChartLayers = computeLayers(model)): ChartLayers {
+  draw(model: ChartModel, full: boolean, layers: ChartLayers = computeLayers(model), withWindow = false): ChartLayers {
     if (full) {
       // the slider may come or go with the options: dataZoom is replaced too (ids keep the wheel zoom)
       this.chart.setOption(buildChartOption(model, layers), { replaceMerge: ['series', 'dataZoom'] });
       this.zoomSettings = model.settings;
     } else {
-      this.chart.setOption(buildDataUpdate(model, layers));
+      const zoom = withWindow ? zoomWindowOption(this.zoomSettings, model.xWindow ?? null) : {};
+      this.chart.setOption({ ...buildDataUpdate(model, layers), ...zoom });
     }
     this.extent = extentOf(model.series.map((s) => s.data.x));
     return layers;

@@ -1,6 +1,7 @@
 /** What one chart of the page draws: a curve per run, or a mean line and band per group of runs. */
 import { alertMarkers } from '../core/alerts';
 import { aggregateBand, aggregateCurves, aggregateMeanSeries, type GroupBandKind } from '../core/groups';
+import { drawnRangeOf } from '../core/lineRange';
 import type { ApiAlert } from '../types/api';
 import type { ChartModel, ChartSeriesInput, ChartSettings } from '../types/chart';
 import { drawnData, type Curve } from './curveLoading';
@@ -65,7 +66,15 @@ export function chartModelOf(content: ChartContent): { model: ChartModel; groupN
         : {}),
     }));
   return {
-    model: { series, settings: content.settings, widthPx: content.widthPx, xWindow: content.window, title: content.key },
+    model: {
+      series,
+      settings: content.settings,
+      widthPx: content.widthPx,
+      xWindow: content.window,
+      // the page draws again when a zoom leaves this range (ChartPanel.applyZoomToChart)
+      drawnRange: drawnRangeOf(content.window),
+      title: content.key,
+    },
     groupNonFinite: grouped?.nonFinite ?? 0,
   };
 }

@@ -2,6 +2,7 @@ import { TIMING } from '../constants/defaults';
 import { chartTestId, TEST_IDS } from '../constants/testIds';
 import type { GroupBandKind } from '../core/groups';
 import { computeLayers, type ChartLayers } from '../core/layers';
+import { rangeCovers } from '../core/lineRange';
 import { plotWidthPx } from '../core/options';
 import { ChartHost } from '../host/chartHost';
 import type { DrawnSeries } from '../host/drawnSeries';
@@ -184,8 +185,9 @@ export class ChartPanel {
   setWindow(window: [number, number] | null): void {
     if (sameWindow(window, this.window)) return;
     this.window = window;
-    this.applyZoomToChart();
+    // ask first: setting the window on the chart redraws it (tens of ms) while the bridge answers
     this.queryDetails();
+    this.applyZoomToChart();
   }
 
   appendLive(curveId: string, frame: LiveSeriesFrame): void {
@@ -257,11 +259,7 @@ export class ChartPanel {
     this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
     // ask first: the bridge works on the queries while ECharts creates and sets up the empty chart
     this.reloadAll();
-    this.chart = new ChartHost(this.canvas, {
-      init,
-      zoomSettle: 'frame',
-      onUserZoom: (window) => this.finishUserZoom(window),
-    });
+    this.chart = new ChartHost(this.canvas, { init, zoomSettle: 'frame', onUserZoom: (w) => this.finishUserZoom(w) });
     this.resizeObserver.observe(this.canvas);
     this.render(true);
   }
@@ -288,10 +286,7 @@ export class ChartPanel {
    * curve is still loading, else at most every `TIMING.answersDrawMs` meanwhile.
    */
   private drawAnswer(): void {
-    if ([...this.curves.values()].some(isLoading)) {
-      this.drawAnswersSoon();
-      return;
-    }
+    if ([...this.curves.values()].some(isLoading)) return this.drawAnswersSoon();
     this.drawAnswersSoon.cancel();
     this.render(false);
   }
@@ -314,15 +309,17 @@ export class ChartPanel {
     const window = reading && queryBounds(this.settings.xMode, reading);
     if (sameWindow(window, this.window)) return;
     this.window = window;
+    // asked first (the bridge works while the chart redraws below); supersedes the query of the frame before
+    this.queryDetails();
     // hold the window in x values, so live points growing the axis do not shift it
     this.applyZoomToChart();
-    // the host reports a gesture once per frame: this supersedes (aborts) the query of the frame before
-    this.queryDetails();
     this.context.onUserZoom(window, this);
   }
 
+  /** Lines drawn for a range that does not cover the new window (core/lineRange.ts) are drawn again with it. */
   private applyZoomToChart(): void {
-    this.chart?.showWindow(this.window);
+    if (rangeCovers(this.lastModel?.drawnRange, this.window)) this.chart?.showWindow(this.window);
+    else this.render(false, true);
   }
 
   private onResize(): void {
@@ -339,10 +336,11 @@ export class ChartPanel {
 
   // ---- drawing ----
 
-  /** `structure`: runs or settings changed (full option, series replaced); otherwise only data. */
-  private render(structure: boolean): void {
+  /** `structure`: runs or settings changed (full option, series replaced); otherwise only data (`withWindow`: and the window). */
+  private render(structure: boolean, withWindow = false): void {
     if (this.chart && !this.onScreen) {
       // off screen (scrolled away, another tab): draw once it shows again
+      if (withWindow) this.chart.showWindow(this.window);
       this.pendingRender = structure || this.pendingRender === true;
       this.writeState();
       return;
@@ -367,7 +365,7 @@ export class ChartPanel {
     this.lastModel = model;
     if (this.chart) {
       this.renders++;
-      this.chart.draw(model, full, layers);
+      this.chart.draw(model, full, layers, withWindow);
     }
     this.writeState();
   }

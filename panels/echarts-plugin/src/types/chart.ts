@@ -96,6 +96,11 @@ export interface ChartModel {
   widthPx: number;
   /** The visible x range; null = everything. The y range follows it. */
   xWindow?: [number, number] | null;
+  /**
+   * Lines may leave out points outside this x range (core/lineRange.ts): set by a
+   * host that draws again before it shows more; null or absent = whole lines.
+   */
+  drawnRange?: [number, number] | null;
   /** Shown as the tooltip's first line (the metric key). */
   title?: string;
 }
