@@ -12,7 +12,8 @@ await rm(outDir, { recursive: true, force: true });
 await mkdir(resolve(outDir, 'assets'), { recursive: true });
 
 const result = await build({
-  entryPoints: { app: resolve(here, 'src/page/main.ts') },
+  // early: the runs and metrics asked for while app.js loads (src/page/early.ts)
+  entryPoints: { app: resolve(here, 'src/page/main.ts'), early: resolve(here, 'src/page/early.ts') },
   outdir: resolve(outDir, 'assets'),
   bundle: true,
   format: 'esm',

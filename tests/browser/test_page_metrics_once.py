@@ -1,11 +1,13 @@
 """A page opened with several runs named in its URL asks the bridge for their
 metrics once (``GET /api/v1/metrics``), not once per run, and charts every key
 of every run, hostile names and a run the store does not know included; a run
-selected afterwards is asked for alone."""
+selected afterwards is asked for alone. The runs list and those metrics are
+asked for while the page's main script is still loading."""
 
 from __future__ import annotations
 
 import pathlib
+import time
 import urllib.parse
 
 import numpy as np
@@ -63,3 +65,28 @@ def test_a_page_opened_with_several_runs_asks_for_their_metrics_once_and_charts_
         wait_chart(page, "lr", lambda c: len(c["series"]) == 1, "the later run's own key")
         wait_until(lambda: len(asked) == 2, 10, "the later run's metrics request")
         assert _runs_asked(asked[1]) == [f"{PROJECT}/later"], asked
+
+
+def test_the_runs_list_and_the_urls_metrics_are_asked_for_while_the_main_script_still_loads(
+        browser, bridge_factory, tmp_path):
+    _write(tmp_path / "s.duckdb")
+    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
+    with page_context(browser, 1280, 800, 1) as page:
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(urllib.parse.urlsplit(r.url).path))
+
+        def slow_app_js(route):  # a big script on a slow link
+            time.sleep(1.5)
+            route.continue_()
+
+        page.route("**/assets/app.js", slow_app_js)
+        open_page(page, bridge, runs=tuple((PROJECT, r) for r in OPENED))
+        wait_chart(page, "loss", lambda c: len(c["series"]) == len(OPENED) - 1, "every known run's loss")
+
+        timings = page.evaluate("""() => performance.getEntriesByType('resource').map(
+            e => ({path: new URL(e.name).pathname, start: e.startTime, end: e.responseEnd}))""")
+        app_js = next(t for t in timings if t["path"].endswith("/assets/app.js"))
+        for path in ("/api/v1/runs", "/api/v1/metrics"):
+            started = [t for t in timings if t["path"] == path]
+            assert len(started) == 1 and asked.count(path) == 1, (path, asked)
+            assert started[0]["start"] < app_js["end"] - 1000, (path, started[0], app_js)

@@ -15,6 +15,7 @@ import type {
   ApiTextsResponse,
   XMode,
 } from '../types/api';
+import { startEarly, takeEarly } from './earlyFetch';
 import { columnsToParsed, decodeSeriesColumns, SERIES_MEDIA_TYPE } from './seriesBinary';
 
 export class ApiError extends Error {
@@ -79,11 +80,18 @@ export class ApiClient {
     return (await response.json()) as T;
   }
 
-  private async get(url: URL, accept: string, signal?: AbortSignal): Promise<Response> {
+  private headers(accept: string): Record<string, string> {
     const headers: Record<string, string> = { Accept: accept };
     const token = this.token();
     if (token) headers.Authorization = `Bearer ${token}`;
-    const response = await fetch(url, { headers, ...(signal ? { signal } : {}) });
+    return headers;
+  }
+
+  private async get(url: URL, accept: string, signal?: AbortSignal): Promise<Response> {
+    const headers = this.headers(accept);
+    // a GET started early (earlyFetch.ts) with the same URL and headers: its answer, not a second request
+    const early = signal ? undefined : takeEarly(url, headers);
+    const response = await (early ?? fetch(url, { headers, ...(signal ? { signal } : {}) }));
     if (!response.ok) {
       let detail = response.statusText;
       try {
@@ -103,6 +111,16 @@ export class ApiClient {
     return Array.isArray(body.alerts) ? body.alerts : [];
   }
 
+  /** Ask for the runs list now; the next `runs()` takes the answer. */
+  startRunsEarly(): void {
+    startEarly(this.url('api/v1/runs'), this.headers('application/json'));
+  }
+
+  /** Ask for these runs' metrics now; the next `metricsMany` of the same runs takes the answer. */
+  startMetricsManyEarly(refs: readonly RunRef[]): void {
+    if (refs.length > 0) startEarly(this.metricsManyUrl(refs), this.headers('application/json'));
+  }
+
   async runs(signal?: AbortSignal): Promise<ApiRun[]> {
     const body = await this.getJson<ApiRunsResponse>(this.url('api/v1/runs'), signal);
     return Array.isArray(body.runs) ? body.runs : [];
@@ -118,11 +136,15 @@ export class ApiClient {
   }
 
   /** Several runs' metrics in one request, one list per run in order (a run the store does not know: none). */
-  async metricsMany(refs: readonly RunRef[], signal?: AbortSignal): Promise<ApiMetric[][]> {
-    if (refs.length === 0) return [];
+  private metricsManyUrl(refs: readonly RunRef[]): URL {
     const url = this.url('api/v1/metrics');
     for (const ref of refs) url.searchParams.append('run', runParam(ref));
-    const body = await this.getJson<ApiMetricsManyResponse>(url, signal);
+    return url;
+  }
+
+  async metricsMany(refs: readonly RunRef[], signal?: AbortSignal): Promise<ApiMetric[][]> {
+    if (refs.length === 0) return [];
+    const body = await this.getJson<ApiMetricsManyResponse>(this.metricsManyUrl(refs), signal);
     const runs = Array.isArray(body.runs) ? body.runs : [];
     if (runs.length !== refs.length) throw new Error(`${refs.length} runs asked, ${runs.length} answered`);
     return runs.map((r) => (Array.isArray(r.metrics) ? r.metrics : []));

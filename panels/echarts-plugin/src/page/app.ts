@@ -29,20 +29,12 @@ import { newestRun, type RunFilter } from './runFilter';
 import { RunDetail } from './runDetail';
 import { RunMetrics } from './runMetrics';
 import { RunsPanel } from './runsPanel';
+import { readToken, storage, TOKEN_KEY } from './token';
 import { installTestHooks } from './testHooks';
 import { parseViewState, serializeViewState, type PageTab, type ViewState } from './urlState';
 import { debounce } from '../utils/timers';
 
-const TOKEN_KEY = 'curvestream.readToken';
 const THEME_KEY = 'curvestream.theme';
-
-function storage(): Storage | null {
-  try {
-    return window.localStorage;
-  } catch {
-    return null;
-  }
-}
 
 function initialTheme(): 'light' | 'dark' {
   const saved = storage()?.getItem(THEME_KEY);
@@ -83,7 +75,7 @@ export class App {
   constructor(private readonly root: HTMLElement) {
     this.state = parseViewState(window.location.search || window.location.hash);
     this.autoSelect = this.state.runs.length === 0;
-    this.api = new ApiClient(document.baseURI, () => storage()?.getItem(TOKEN_KEY) ?? null);
+    this.api = new ApiClient(document.baseURI, readToken);
     this.metrics = new RunMetrics((refs) => this.api.metricsMany(refs), (error) => this.showError(error));
     // the runs the URL names: their metrics are asked for before the page is built, their curves right after
     void this.metrics.load(this.state.runs);
