@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiAlert } from '../types/api';
 import type { SeriesData } from '../types/chart';
-import { ALERT_COLORS, alertMarkers, markerOptions } from './alerts';
+import { ALERT_COLORS, alertMarkers, chartAlertsText, markerOptions } from './alerts';
 
 const ref = { project: 'mnist', run: 'r1' };
 
@@ -102,5 +102,22 @@ describe('markerOptions', () => {
   it('drops pins at values a log axis cannot show', () => {
     const pins = (markerOptions(markers, true).markPoint as { data: { coord: number[] }[] }).data;
     expect(pins.map((p) => p.coord)).toEqual([[20, 20]]);
+  });
+});
+
+describe('chartAlertsText', () => {
+  const refs = [ref];
+
+  it('is the same when only other runs or keys gain alerts', () => {
+    const none = chartAlertsText([], refs, 'loss');
+    expect(chartAlertsText([alert({ run: 'other' }), alert({ key: 'acc' })], refs, 'loss')).toBe(none);
+  });
+
+  it('changes when an alert of the chart\'s runs and key (or of a whole run) comes, changes or goes', () => {
+    const none = chartAlertsText([], refs, 'loss');
+    const firing = chartAlertsText([alert({ key: 'loss' })], refs, 'loss');
+    expect(firing).not.toBe(none);
+    expect(chartAlertsText([alert({ key: '' })], refs, 'loss')).not.toBe(none);
+    expect(chartAlertsText([alert({ key: 'loss', state: 'resolved' })], refs, 'loss')).not.toBe(firing);
   });
 });

@@ -2,7 +2,7 @@ import type { LineSeriesOption } from 'echarts/charts';
 import type { AlertKind, ApiAlert, XMode } from '../types/api';
 import type { ChartMarker, SeriesData } from '../types/chart';
 import { formatStep } from './format';
-import type { RunRef } from './runs';
+import { runKey, type RunRef } from './runs';
 import { lowerBound } from './series';
 
 export const ALERT_LABELS: Record<AlertKind, string> = {
@@ -62,6 +62,18 @@ function valueAtStep(data: SeriesData, step: number): number | null {
  * the curve does not span cannot be placed and is left out (a window end that
  * cannot be placed leaves the band out).
  */
+/**
+ * The alerts a chart of `key` over these runs marks (those `alertMarkers` can
+ * take), as text: equal texts draw the same markers, so a new alerts list
+ * that changes nothing here needs no redraw.
+ */
+export function chartAlertsText(alerts: readonly ApiAlert[], refs: readonly RunRef[], key: string): string {
+  const runs = new Set(refs.map(runKey));
+  return JSON.stringify(
+    alerts.filter((a) => runs.has(runKey(a)) && (a.key === key || a.key === '') && a.kind in ALERT_LABELS),
+  );
+}
+
 export function alertMarkers(
   alerts: readonly ApiAlert[],
   ref: RunRef,

@@ -35,10 +35,14 @@ export class ChartHost {
   private zoomSettings: Pick<ChartSettings, 'zoomSlider'> = {};
   private readonly zoomSettled: { (): void; cancel(): void };
 
+  /** The element's size when the chart last fitted it (CSS px). */
+  private size: [number, number];
+
   constructor(
-    element: HTMLElement,
+    private readonly element: HTMLElement,
     private readonly options: ChartHostOptions,
   ) {
+    this.size = sizeOf(element);
     this.chart = options.init(element, null, { renderer: 'canvas' });
     this.zoomSettled =
       options.zoomSettle === 'frame' ? onceAFrame(() => this.reportZoom()) : debounce(() => this.reportZoom(), options.zoomSettle);
@@ -73,7 +77,11 @@ export class ChartHost {
     this.chart.setOption(zoomWindowOption(this.zoomSettings, window));
   }
 
+  /** Fit the chart to its element; nothing when the element kept its size (a resize redraws everything). */
   resize(): void {
+    const size = sizeOf(this.element);
+    if (size[0] === this.size[0] && size[1] === this.size[1]) return;
+    this.size = size;
     this.chart.resize();
   }
 
@@ -95,4 +103,8 @@ export class ChartHost {
     if (!zoomEdgesReadable(edges, this.extent)) return;
     this.options.onUserZoom(zoomWindow(edges, this.extent));
   }
+}
+
+function sizeOf(element: HTMLElement): [number, number] {
+  return [element.clientWidth, element.clientHeight];
 }

@@ -1,5 +1,6 @@
 import { TIMING } from '../constants/defaults';
 import { chartTestId, TEST_IDS } from '../constants/testIds';
+import { chartAlertsText } from '../core/alerts';
 import type { GroupBandKind } from '../core/groups';
 import { computeLayers, type ChartLayers } from '../core/layers';
 import { rangeCovers } from '../core/lineRange';
@@ -163,8 +164,11 @@ export class ChartPanel {
   /** Alerts to mark on this chart's curves (those of other runs and keys are left out). */
   setAlerts(alerts: readonly ApiAlert[]): void {
     if (alerts === this.alerts) return;
+    const refs = [...this.curves.values()].map((c) => c.ref);
+    const changed = chartAlertsText(alerts, refs, this.key) !== chartAlertsText(this.alerts, refs, this.key);
     this.alerts = alerts;
-    this.render(true);
+    // alerts of other runs or keys change nothing drawn here (a full redraw is tens of ms)
+    if (changed) this.render(true);
   }
 
   setSettings(settings: ChartSettings, window: [number, number] | null): void {
