@@ -22,10 +22,11 @@ How errors map (see :mod:`.base`)::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import pathlib
 import threading
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import duckdb
 
@@ -135,3 +136,16 @@ def mapped(method: Callable[..., _T]) -> Callable[..., _T]:
             raise error from exc
 
     return wrapper
+
+
+@contextlib.contextmanager
+def rolled_back_on_error(cur: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The transaction open on ``cur`` rolled back when the block raises; the error goes on."""
+    try:
+        yield
+    except BaseException:
+        try:
+            cur.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # the database was invalidated meanwhile: the first error says why
+        raise

@@ -44,6 +44,7 @@ import duckdb
 import numpy as np
 
 from curvestream_bridge.store.base import StoreUnavailable
+from curvestream_bridge.store.duckdb.file import rolled_back_on_error
 from curvestream_bridge.store.duckdb.rollrows import Added, Entry, extend, freeze, load
 from curvestream_bridge.store.m4.agg import M4Agg
 from curvestream_bridge.store.m4.levels import LevelPlan
@@ -192,16 +193,10 @@ class RollupCache:
         """Load a series' rows in a snapshot of their own; keep them if no
         commit touched the series since that snapshot began."""
         cur = self._cursor()
-        try:
+        with rolled_back_on_error(cur):
             seen, committing = _begin(cur, self)
             e = load(cur, sid, axis, plan, seen)
             cur.execute("COMMIT")
-        except BaseException:
-            try:
-                cur.execute("ROLLBACK")
-            except duckdb.Error:
-                pass  # the database was invalidated under the load: the first error says why
-            raise
         if self.before_insert is not None:
             self.before_insert()
         with self.lock:

@@ -57,7 +57,7 @@ from curvestream_bridge.store.base import (
     state_name,
 )
 from curvestream_bridge.store.cancel import interrupting
-from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped
+from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped, rolled_back_on_error
 from curvestream_bridge.store.duckdb.many import series_many
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
 from curvestream_bridge.store.duckdb.points import PointWriter, scan, series_query
@@ -525,12 +525,6 @@ def _snapshot(cur: duckdb.DuckDBPyConnection, cache: RollupCache | None = None) 
     (:mod:`..cancel`). Gives what the read may take from ``cache`` (see
     :func:`.rollcache.begin_read`)."""
     with interrupting(cur.interrupt):
-        try:
+        with rolled_back_on_error(cur):
             yield begin_read(cur, cache)
-        except BaseException:
-            try:
-                cur.execute("ROLLBACK")
-            except duckdb.Error:
-                pass  # the database was invalidated under the query: the first error says why
-            raise
         cur.execute("COMMIT")
