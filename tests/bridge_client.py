@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import urllib.parse
 import warnings
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from starlette.exceptions import StarletteDeprecationWarning
 
@@ -20,7 +21,7 @@ with warnings.catch_warnings():
 from curvestream_bridge.service import Bridge
 from curvestream_bridge.settings import BridgeSettings
 
-__all__ = ["AppClient", "served_bridge", "engine_store_url"]
+__all__ = ["AppClient", "served_bridge", "engine_store_url", "served_engine", "q"]
 
 _databases = itertools.count(1)
 
@@ -43,3 +44,17 @@ def engine_store_url(request: Any, tmp_path_factory: Any, name: str) -> str:
     if request.param == "duckdb":
         return f"duckdb:///{tmp_path_factory.mktemp(name)}/store.duckdb"
     return request.getfixturevalue("influxd").store_url(f"{name}{next(_databases)}")
+
+
+@contextlib.contextmanager
+def served_engine(request: Any, tmp_path_factory: Any, name: str, fill: Callable[[Any], None]) -> Iterator[AppClient]:
+    """A client of a bridge on a fresh store of the fixture's engine (:func:`engine_store_url`),
+    filled by ``fill(store)`` first."""
+    with served_bridge(store=engine_store_url(request, tmp_path_factory, name)) as (bridge, client):
+        fill(bridge.store)
+        yield client
+
+
+def q(name: str) -> str:
+    """A name as one path segment or one side of ``project/run`` (JavaScript's encodeURIComponent)."""
+    return urllib.parse.quote(name, safe="")

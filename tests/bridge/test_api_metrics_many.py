@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import pathlib
 import sys
-import urllib.parse
 from typing import Iterator
 
 import numpy as np
 import pytest
 
-from bridge_client import AppClient, engine_store_url, served_bridge
+from bridge_client import AppClient, q, served_engine
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "store"))
 from test_store_support import batches, curve, write_all  # noqa: E402
@@ -25,19 +24,18 @@ RUNS = [("vision", "long", ["loss", "acc"]),
 MISSING = [("vision", "nowhere"), ("nowhere", "long")]
 
 
-def q(s: str) -> str:
-    return urllib.parse.quote(s, safe="")  # encodeURIComponent
+def _fill(store) -> None:
+    rng = np.random.default_rng(5)
+    for r, (project, run, keys) in enumerate(RUNS):
+        for k, key in enumerate(keys):
+            points = curve(rng, 300 + 100 * r)  # NaN and ±Inf among the values, maybe the last one
+            write_all(store, batches(points, [100, 200], key=key, project=project, run=run,
+                                     producer=f"m{r}-{k}".encode()))
 
 
 @pytest.fixture(scope="module", params=["duckdb", "influxdb"])
 def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppClient]:
-    with served_bridge(store=engine_store_url(request, tmp_path_factory, "metricsmany")) as (bridge, client):
-        rng = np.random.default_rng(5)
-        for r, (project, run, keys) in enumerate(RUNS):
-            for k, key in enumerate(keys):
-                points = curve(rng, 300 + 100 * r)  # NaN and ±Inf among the values, maybe the last one
-                write_all(bridge.store, batches(points, [100, 200], key=key, project=project, run=run,
-                                                producer=f"m{r}-{k}".encode()))
+    with served_engine(request, tmp_path_factory, "metricsmany", _fill) as client:
         yield client
 
 

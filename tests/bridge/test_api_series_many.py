@@ -10,13 +10,12 @@ from __future__ import annotations
 import math
 import sys
 import pathlib
-import urllib.parse
 from typing import Any, Iterator
 
 import numpy as np
 import pytest
 
-from bridge_client import AppClient, engine_store_url, served_bridge
+from bridge_client import AppClient, q, served_engine
 from curvestream_bridge import series_binary
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "store"))
@@ -30,19 +29,18 @@ MISSING = [("vision", "nowhere"), ("nowhere", "long")]
 BINARY = {"Accept": series_binary.MEDIA_TYPE}
 
 
-def q(s: str) -> str:
-    return urllib.parse.quote(s, safe="")  # encodeURIComponent
+def _fill(store) -> None:
+    rng = np.random.default_rng(11)
+    for r, (project, run, n) in enumerate(RUNS):
+        for k, key in enumerate(KEYS):
+            points = curve(rng, n)
+            write_all(store, batches(points, np.arange(2_000, n, 2_000), key=key, project=project, run=run,
+                                     producer=f"p{r}-{k}".encode()))
 
 
 @pytest.fixture(scope="module", params=["duckdb", "influxdb"])
 def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppClient]:
-    with served_bridge(store=engine_store_url(request, tmp_path_factory, "many")) as (bridge, client):
-        rng = np.random.default_rng(11)
-        for r, (project, run, n) in enumerate(RUNS):
-            for k, key in enumerate(KEYS):
-                points = curve(rng, n)
-                write_all(bridge.store, batches(points, np.arange(2_000, n, 2_000), key=key, project=project, run=run,
-                                                producer=f"p{r}-{k}".encode()))
+    with served_engine(request, tmp_path_factory, "many", _fill) as client:
         yield client
 
 

@@ -11,6 +11,7 @@ import time
 import urllib.parse
 
 import numpy as np
+import pytest
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store import open_store
@@ -41,10 +42,14 @@ def _runs_asked(url: str) -> list[str]:
     return [urllib.parse.unquote(v) for v in urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["run"]]
 
 
-def test_a_page_opened_with_several_runs_asks_for_their_metrics_once_and_charts_every_key(
-        browser, bridge_factory, tmp_path):
+@pytest.fixture
+def bridge(bridge_factory, tmp_path):
+    """A bridge on a store that holds the runs of ``RUNS``."""
     _write(tmp_path / "s.duckdb")
-    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
+    return bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
+
+
+def test_a_page_opened_with_several_runs_asks_for_their_metrics_once_and_charts_every_key(browser, bridge):
     with page_context(browser, 1280, 800, 1) as page:
         asked: list[str] = []
         page.on("request", lambda r: asked.append(r.url) if "/metrics" in urllib.parse.urlsplit(r.url).path else None)
@@ -67,10 +72,7 @@ def test_a_page_opened_with_several_runs_asks_for_their_metrics_once_and_charts_
         assert _runs_asked(asked[1]) == [f"{PROJECT}/later"], asked
 
 
-def test_the_runs_list_and_the_urls_metrics_are_asked_for_while_the_main_script_still_loads(
-        browser, bridge_factory, tmp_path):
-    _write(tmp_path / "s.duckdb")
-    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
+def test_the_runs_list_and_the_urls_metrics_are_asked_for_while_the_main_script_still_loads(browser, bridge):
     with page_context(browser, 1280, 800, 1) as page:
         asked: list[str] = []
         page.on("request", lambda r: asked.append(urllib.parse.urlsplit(r.url).path))
