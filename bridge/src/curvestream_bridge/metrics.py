@@ -14,6 +14,8 @@ from typing import Callable
 __all__ = ["Metrics", "HELP"]
 
 HELP = {
+    "curvestream_alert_deliveries_recorded_total": (
+        "counter", "Alert changes delivered (webhook, MQTT) and recorded in the store, so no bridge sends them again."),
     "curvestream_points_ingested_total": ("counter", "Points written to the store."),
     "curvestream_batches_ingested_total": ("counter", "Batches written to the store, by source."),
     "curvestream_batches_duplicate_total": ("counter", "Re-sent batches dropped because they were stored already."),

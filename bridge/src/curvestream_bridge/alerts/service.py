@@ -214,3 +214,5 @@ class AlertService:
     def _record(self, sink: str, alert: Alert) -> None:
         self._sent[(sink, alert.id)] = max(self._sent.get((sink, alert.id), 0), alert.version)
         self.store.save_alert_state({SEP.join(("d", sink, alert.id)): json.dumps(alert.version)}, [])
+        # delivered and remembered: a bridge taking over will not send it again
+        self.metrics.inc("curvestream_alert_deliveries_recorded_total", sink="mqtt" if sink == MQTT_SINK else "webhook")
