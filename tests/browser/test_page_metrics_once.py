@@ -89,6 +89,7 @@ def test_the_runs_list_and_the_urls_metrics_are_asked_for_while_the_main_script_
             e => ({path: new URL(e.name).pathname, start: e.startTime, end: e.responseEnd}))""")
         app_js = next(t for t in timings if t["path"].endswith("/assets/app.js"))
         for path in ("/api/v1/runs", "/api/v1/metrics"):
-            started = [t for t in timings if t["path"] == path]
-            assert len(started) == 1 and asked.count(path) == 1, (path, asked)
-            assert started[0]["start"] < app_js["end"] - 1000, (path, started[0], app_js)
+            first = min((t for t in timings if t["path"] == path), key=lambda t: t["start"])
+            assert first["start"] < app_js["end"] - 1000, (path, first, app_js)
+        # the app took the early answer (the runs list is read once more when the live socket opens)
+        assert asked.count("/api/v1/metrics") == 1, asked

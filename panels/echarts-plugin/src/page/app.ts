@@ -58,6 +58,8 @@ export class App {
   /** Pick the newest run for the user until they choose themselves. */
   private autoSelect: boolean;
   private liveState: LiveState = 'offline';
+  /** A runs list was asked for while the live socket was not open: read it again once it is. */
+  private runsAskedBeforeLive = false;
 
   private readonly api: ApiClient;
   private readonly live: LiveSocket;
@@ -203,6 +205,7 @@ export class App {
   }
 
   private async loadRuns(): Promise<void> {
+    if (this.liveState !== 'open') this.runsAskedBeforeLive = true;
     try {
       this.runs = await this.api.runs();
       hideBanner(this.banner);
@@ -370,6 +373,10 @@ export class App {
       void this.loadRuns();
       for (const panel of this.panels.values()) panel.refreshAll();
       for (const ref of this.state.runs) this.detail.activity(ref);
+    } else if (state === 'open' && this.runsAskedBeforeLive) {
+      // the runs list was read before the socket opened: a status pushed in between was missed
+      this.runsAskedBeforeLive = false;
+      this.reloadRunsSoon();
     }
   }
 
