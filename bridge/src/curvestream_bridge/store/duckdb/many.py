@@ -32,7 +32,8 @@ import numpy as np
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.duckdb import chunks as chunk_codec
 from curvestream_bridge.store.duckdb.aggrows import AGG_NAMES, agg_from, ints, scan
-from curvestream_bridge.store.duckdb.points import PROBE_BELOW, _expand, _span, by_level, cached_rows, series_query
+from curvestream_bridge.store.duckdb.points import (PROBE_BELOW, _span, by_level, cached_rows, series_query,
+                                                    straddler_chunks)
 from curvestream_bridge.store.duckdb.rollcache import Reader
 from curvestream_bridge.store.duckdb.upper import upper_rows
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
@@ -104,9 +105,7 @@ def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int
             rows.append(levels)
         else:
             rows.append(next(read))
-            b0, bottom = rows[i][0][1], rows[i][0][2]
-            strad = np.flatnonzero(np.isin(b0, f.pieces.straddlers) & (bottom.c0 >= 0))
-            cids = _expand(bottom.c0[strad], bottom.c1[strad])
+            cids = straddler_chunks(rows[i], f.pieces)
         want["i"].append(np.full(len(cids), i, np.int64))
         want["cid"].append(cids)
     # one arm per frame, each with its own id range: zone maps then skip the row

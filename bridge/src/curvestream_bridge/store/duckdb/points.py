@@ -225,11 +225,16 @@ def _rolled_up(cur: duckdb.DuckDBPyConnection, sid: int, plan: LevelPlan, f: Fra
         rows, cids = cached_rows(entry, f.pieces)
     else:
         rows = _rollup_rows(cur, sid, f.axis, plan, f.pieces)
-        bottom = rows[0][2]
-        strad = np.flatnonzero(np.isin(rows[0][1], f.pieces.straddlers) & (bottom.c0 >= 0))
-        cids = _expand(bottom.c0[strad], bottom.c1[strad])
+        cids = straddler_chunks(rows, f.pieces)
     raw = _chunks_by_id(cur, sid, cids)
     return assemble(f, rows, (raw["step"], raw["wall"], raw["value"]))
+
+
+def straddler_chunks(rows: list[tuple[int, np.ndarray, M4Agg]], pieces: Any) -> np.ndarray:
+    """The ids of the chunks of the straddling buckets, from a frame's rows as read from the tables."""
+    bottom = rows[0][2]
+    strad = np.flatnonzero(np.isin(rows[0][1], pieces.straddlers) & (bottom.c0 >= 0))
+    return _expand(bottom.c0[strad], bottom.c1[strad])
 
 
 def cached_rows(entry: Entry, pieces: Any) -> tuple[list[tuple[int, np.ndarray, M4Agg]], np.ndarray]:
