@@ -46,18 +46,12 @@ function drawable(y: number, log: boolean): number {
  * y is a gap, drawn exactly as a null one.
  */
 export function linePoints(xs: readonly number[], ys: readonly number[], log: boolean, keep: readonly number[] | null = null): Float64Array {
-  if (keep) {
-    const out = new Float64Array(2 * keep.length);
-    keep.forEach((i, k) => {
-      out[2 * k] = xs[i]!;
-      out[2 * k + 1] = drawable(ys[i]!, log);
-    });
-    return out;
-  }
-  const out = new Float64Array(2 * xs.length);
-  for (let i = 0; i < xs.length; i++) {
-    out[2 * i] = xs[i]!;
-    out[2 * i + 1] = drawable(ys[i]!, log);
+  const n = keep ? keep.length : xs.length;
+  const out = new Float64Array(2 * n);
+  for (let k = 0; k < n; k++) {
+    const i = keep ? keep[k]! : k;
+    out[2 * k] = xs[i]!;
+    out[2 * k + 1] = drawable(ys[i]!, log);
   }
   return out;
 }

@@ -29,8 +29,8 @@ import { newestRun, type RunFilter } from './runFilter';
 import { RunDetail } from './runDetail';
 import { RunMetrics } from './runMetrics';
 import { RunsPanel } from './runsPanel';
-import { readToken, storage, TOKEN_KEY } from './token';
 import { installTestHooks } from './testHooks';
+import { readToken, storage, TOKEN_KEY } from './token';
 import { parseViewState, serializeViewState, type PageTab, type ViewState } from './urlState';
 import { debounce } from '../utils/timers';
 
@@ -368,15 +368,15 @@ export class App {
   private onLiveState(state: LiveState, reconnected: boolean): void {
     this.liveState = state;
     this.controls.setLive(state);
-    if (state === 'open' && reconnected) {
-      // pushes may have been missed while the socket was down
+    if (state !== 'open') return;
+    // pushes may have been missed while the socket was down, or before it first opened
+    if (reconnected || this.runsAskedBeforeLive) {
+      this.runsAskedBeforeLive = false;
       void this.loadRuns();
+    }
+    if (reconnected) {
       for (const panel of this.panels.values()) panel.refreshAll();
       for (const ref of this.state.runs) this.detail.activity(ref);
-    } else if (state === 'open' && this.runsAskedBeforeLive) {
-      // the runs list was read before the socket opened: a status pushed in between was missed
-      this.runsAskedBeforeLive = false;
-      this.reloadRunsSoon();
     }
   }
 
