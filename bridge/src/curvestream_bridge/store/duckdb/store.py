@@ -10,7 +10,7 @@ Schema (one file)::
     chunks, m4b_*, m4_*, m4p_*                 -- raw points and their rollups, see .points
     histograms(sid, step, wall_ns, edges, counts, min, max, sum, count)
     texts(sid, step, wall_ns, level, text)
-    runs(project, run, meta_json, state, reason, status_ns)
+    runs(project, run, meta_json, state, reason, status_ns, created_ns)   -- see .runrecords
     batches(producer, seq, stored_ns)          -- what makes re-sends harmless
     alert_state(name, body)                    -- the alert engine's state (see curvestream_bridge.alerts)
     alert_events(id, version, project, run, key, rule, kind, state, step, time_ns, message)
@@ -32,7 +32,6 @@ again after DuckDB invalidated it, so writes resume when space returns.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import threading
@@ -52,11 +51,9 @@ from curvestream_bridge.store.base import (
     SeriesQuery,
     SeriesResult,
     StoreUnavailable,
-    meta_fields,
-    record_from_meta,
-    state_name,
 )
 from curvestream_bridge.store.cancel import interrupting
+from curvestream_bridge.store.duckdb import runrecords
 from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped, rolled_back_on_error
 from curvestream_bridge.store.duckdb.many import series_many
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
@@ -87,8 +84,6 @@ ALTER TABLE series ADD COLUMN IF NOT EXISTS m4_base_time SMALLINT;
 CREATE TABLE IF NOT EXISTS histograms (sid INTEGER NOT NULL, step BIGINT, wall_ns BIGINT, edges DOUBLE[],
     counts DOUBLE[], min DOUBLE, max DOUBLE, sum DOUBLE, count UBIGINT);
 CREATE TABLE IF NOT EXISTS texts (sid INTEGER NOT NULL, step BIGINT, wall_ns BIGINT, level INTEGER, text VARCHAR);
-CREATE TABLE IF NOT EXISTS runs (project VARCHAR NOT NULL, run VARCHAR NOT NULL, meta_json VARCHAR,
-    state VARCHAR, reason VARCHAR, status_ns BIGINT, created_ns BIGINT, PRIMARY KEY (project, run));
 CREATE TABLE IF NOT EXISTS batches (producer BLOB NOT NULL, seq UBIGINT NOT NULL, stored_ns BIGINT);
 CREATE TABLE IF NOT EXISTS alert_state (name VARCHAR PRIMARY KEY, body VARCHAR NOT NULL);
 CREATE TABLE IF NOT EXISTS alert_events (id VARCHAR NOT NULL, version INTEGER NOT NULL, project VARCHAR, run VARCHAR,
@@ -116,6 +111,7 @@ class DuckDBStore:
     def _on_open(self, con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"SET checkpoint_threshold = '{int(self.checkpoint_mb)}MiB'")
         con.execute(_SCHEMA)
+        con.execute(runrecords.SCHEMA)
         con.execute(POINTS_SCHEMA)
         self.rollup_cache.clear()  # opened again after an invalidation: the file is the truth
         self._reload_sids(con)
@@ -230,8 +226,7 @@ class DuckDBStore:
             cur.execute("INSERT INTO series (sid, project, run, key, kind) VALUES (?, ?, ?, ?, ?)",
                         [sid, project, run, key, kind])
             self._sids[ident] = sid
-            cur.execute("INSERT INTO runs (project, run, created_ns) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                        [project, run, time.time_ns()])
+            runrecords.seen(cur, project, run)
         return sid
 
     def _write_points(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
@@ -293,9 +288,9 @@ class DuckDBStore:
                 cur.execute("INSERT INTO texts VALUES (?, ?, ?, ?, ?)", [sid, t.step, t.wall_ns, t.level, t.text])
                 self._bump(cur, sid, t.step, t.wall_ns)
             if b.meta is not None:
-                self._apply_meta(cur, b.meta)
+                runrecords.apply_meta(cur, b.meta)
             if b.status is not None:
-                self._apply_status(cur, b.status)
+                runrecords.apply_status(cur, b.status)
 
     @staticmethod
     def _bump(cur: duckdb.DuckDBPyConnection, sid: int, step: int, wall_ns: int) -> None:
@@ -309,37 +304,15 @@ class DuckDBStore:
             [step, wall_ns, sid],
         )
 
-    def _apply_meta(self, cur: duckdb.DuckDBPyConnection, meta: run_pb2.RunMeta) -> None:
-        cur.execute(
-            """INSERT INTO runs (project, run, meta_json, created_ns) VALUES (?, ?, ?, ?)
-               ON CONFLICT (project, run) DO UPDATE SET meta_json = excluded.meta_json""",
-            [meta.project, meta.run, json.dumps(meta_fields(meta), ensure_ascii=False), time.time_ns()],
-        )
-
-    def _apply_status(self, cur: duckdb.DuckDBPyConnection, status: run_pb2.RunStatus) -> bool:
-        # fetchall: a result left unfinished makes DuckDB refuse the next register() on this cursor
-        rows = cur.execute("SELECT status_ns FROM runs WHERE project = ? AND run = ?",
-                           [status.project, status.run]).fetchall()
-        row = rows[0] if rows else None
-        if row is not None and row[0] is not None and row[0] > status.updated_ns:
-            return False
-        cur.execute(
-            """INSERT INTO runs (project, run, state, reason, status_ns, created_ns) VALUES (?, ?, ?, ?, ?, ?)
-               ON CONFLICT (project, run) DO UPDATE SET state = excluded.state, reason = excluded.reason,
-               status_ns = excluded.status_ns""",
-            [status.project, status.run, state_name(status.state), status.reason, status.updated_ns, time.time_ns()],
-        )
-        return True
-
     @mapped
     def apply_status(self, status: run_pb2.RunStatus) -> bool:
         with self._write_lock:
-            return self._apply_status(self._cursor(), status)
+            return runrecords.apply_status(self._cursor(), status)
 
     @mapped
     def apply_meta(self, meta: run_pb2.RunMeta) -> None:
         with self._write_lock:
-            self._apply_meta(self._cursor(), meta)
+            runrecords.apply_meta(self._cursor(), meta)
 
     @mapped
     def stored_ranges(self, producer_id: bytes) -> list[tuple[int, int]]:
@@ -381,22 +354,7 @@ class DuckDBStore:
     # ------------------------------------------------------------------ reading
     @mapped
     def runs(self) -> list[RunRecord]:
-        rows = self._cursor().execute(
-            """SELECT r.project, r.run, r.meta_json, r.state, r.reason, r.status_ns, r.created_ns,
-                      coalesce((SELECT sum(count) FROM series s WHERE s.project = r.project AND s.run = r.run
-                                AND s.kind = 'scalar'), 0)
-               FROM runs r ORDER BY coalesce(r.created_ns, 0) DESC, r.project, r.run"""
-        ).fetchall()
-        out = []
-        for project, run, meta_json, state, reason, status_ns, created_ns, points in rows:
-            rec = record_from_meta(project, run, json.loads(meta_json) if meta_json else None)
-            rec.state = state or "unknown"
-            rec.reason = reason or ""
-            rec.updated_ns = status_ns or 0
-            rec.started_ns = rec.started_ns or (created_ns or 0)
-            rec.points = int(points)
-            out.append(rec)
-        return out
+        return runrecords.runs(self._cursor())
 
     def metrics(self, project: str, run: str) -> list[MetricRecord]:
         return self.metrics_many([(project, run)])[0]

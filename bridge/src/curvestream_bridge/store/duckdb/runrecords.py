@@ -1,0 +1,85 @@
+"""Run records in DuckDB: one row per run, for the runs list.
+
+Table::
+
+    runs(project, run, meta_json, state, reason, status_ns, created_ns)
+
+A row is made by whichever comes first: the run's first series, its metadata
+or its status. ``created_ns`` is the bridge's clock at that moment: it orders
+the runs list (newest first) and stands for the run's start when its metadata
+names none. ``meta_json`` is the last RunMeta received, whole
+(:func:`..base.meta_fields`). A status comes both inside batches and on its
+own topic (the retained status, the Last Will), so an older one may arrive
+after a newer: it is applied only when its ``updated_ns`` is not older than
+the stored ``status_ns``. Everything is written on the caller's cursor, in
+its transaction if it has one.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import duckdb
+
+from curvestream_wire.v1 import run_pb2
+
+from curvestream_bridge.store.base import RunRecord, meta_fields, record_from_meta, state_name
+
+__all__ = ["SCHEMA", "seen", "apply_meta", "apply_status", "runs"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (project VARCHAR NOT NULL, run VARCHAR NOT NULL, meta_json VARCHAR,
+    state VARCHAR, reason VARCHAR, status_ns BIGINT, created_ns BIGINT, PRIMARY KEY (project, run));
+"""
+
+
+def seen(cur: duckdb.DuckDBPyConnection, project: str, run: str) -> None:
+    """The run has a new series: its row made if it has none yet."""
+    cur.execute("INSERT INTO runs (project, run, created_ns) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                [project, run, time.time_ns()])
+
+
+def apply_meta(cur: duckdb.DuckDBPyConnection, meta: run_pb2.RunMeta) -> None:
+    cur.execute(
+        """INSERT INTO runs (project, run, meta_json, created_ns) VALUES (?, ?, ?, ?)
+           ON CONFLICT (project, run) DO UPDATE SET meta_json = excluded.meta_json""",
+        [meta.project, meta.run, json.dumps(meta_fields(meta), ensure_ascii=False), time.time_ns()],
+    )
+
+
+def apply_status(cur: duckdb.DuckDBPyConnection, status: run_pb2.RunStatus) -> bool:
+    """True when applied (no newer status stored)."""
+    # fetchall: a result left unfinished makes DuckDB refuse the next register() on this cursor
+    rows = cur.execute("SELECT status_ns FROM runs WHERE project = ? AND run = ?",
+                       [status.project, status.run]).fetchall()
+    row = rows[0] if rows else None
+    if row is not None and row[0] is not None and row[0] > status.updated_ns:
+        return False
+    cur.execute(
+        """INSERT INTO runs (project, run, state, reason, status_ns, created_ns) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (project, run) DO UPDATE SET state = excluded.state, reason = excluded.reason,
+           status_ns = excluded.status_ns""",
+        [status.project, status.run, state_name(status.state), status.reason, status.updated_ns, time.time_ns()],
+    )
+    return True
+
+
+def runs(cur: duckdb.DuckDBPyConnection) -> list[RunRecord]:
+    """Every run, newest first, with its count of scalar points (from the series' stats)."""
+    rows = cur.execute(
+        """SELECT r.project, r.run, r.meta_json, r.state, r.reason, r.status_ns, r.created_ns,
+                  coalesce((SELECT sum(count) FROM series s WHERE s.project = r.project AND s.run = r.run
+                            AND s.kind = 'scalar'), 0)
+           FROM runs r ORDER BY coalesce(r.created_ns, 0) DESC, r.project, r.run"""
+    ).fetchall()
+    out = []
+    for project, run, meta_json, state, reason, status_ns, created_ns, points in rows:
+        rec = record_from_meta(project, run, json.loads(meta_json) if meta_json else None)
+        rec.state = state or "unknown"
+        rec.reason = reason or ""
+        rec.updated_ns = status_ns or 0
+        rec.started_ns = rec.started_ns or (created_ns or 0)
+        rec.points = int(points)
+        out.append(rec)
+    return out
