@@ -53,7 +53,7 @@ from curvestream_bridge.store.base import (
     StoreUnavailable,
 )
 from curvestream_bridge.store.cancel import interrupting
-from curvestream_bridge.store.duckdb import runrecords
+from curvestream_bridge.store.duckdb import alertstate, runrecords
 from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped, rolled_back_on_error
 from curvestream_bridge.store.duckdb.many import series_many
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
@@ -85,10 +85,6 @@ CREATE TABLE IF NOT EXISTS histograms (sid INTEGER NOT NULL, step BIGINT, wall_n
     counts DOUBLE[], min DOUBLE, max DOUBLE, sum DOUBLE, count UBIGINT);
 CREATE TABLE IF NOT EXISTS texts (sid INTEGER NOT NULL, step BIGINT, wall_ns BIGINT, level INTEGER, text VARCHAR);
 CREATE TABLE IF NOT EXISTS batches (producer BLOB NOT NULL, seq UBIGINT NOT NULL, stored_ns BIGINT);
-CREATE TABLE IF NOT EXISTS alert_state (name VARCHAR PRIMARY KEY, body VARCHAR NOT NULL);
-CREATE TABLE IF NOT EXISTS alert_events (id VARCHAR NOT NULL, version INTEGER NOT NULL, project VARCHAR, run VARCHAR,
-    key VARCHAR, rule VARCHAR, kind VARCHAR, state VARCHAR, step BIGINT, time_ns BIGINT, message VARCHAR,
-    PRIMARY KEY (id, version));
 """
 
 
@@ -112,6 +108,7 @@ class DuckDBStore:
         con.execute(f"SET checkpoint_threshold = '{int(self.checkpoint_mb)}MiB'")
         con.execute(_SCHEMA)
         con.execute(runrecords.SCHEMA)
+        con.execute(alertstate.SCHEMA)
         con.execute(POINTS_SCHEMA)
         self.rollup_cache.clear()  # opened again after an invalidation: the file is the truth
         self._reload_sids(con)
@@ -326,7 +323,7 @@ class DuckDBStore:
 
     # ------------------------------------------------------------------ alert engine state
     def load_alert_state(self) -> dict[str, str]:
-        return dict(self._cursor().execute("SELECT name, body FROM alert_state").fetchall())
+        return alertstate.load(self._cursor())
 
     def save_alert_state(self, entries: dict[str, str], alerts: Sequence[dict[str, Any]]) -> None:
         """Upsert state entries and append alert transitions, in one transaction."""
@@ -334,16 +331,7 @@ class DuckDBStore:
             cur = self._cursor()
             try:
                 cur.execute("BEGIN TRANSACTION")
-                if entries:  # one statement for all (row by row, 200 series cost more than their points)
-                    columns = {"name": np.array(list(entries), dtype=object),
-                               "body": np.array(list(entries.values()), dtype=object)}
-                    with scan(cur, "alert_state_in", columns):
-                        cur.execute("INSERT OR REPLACE INTO alert_state SELECT name, body FROM alert_state_in")
-                if alerts:
-                    cur.executemany(
-                        "INSERT OR IGNORE INTO alert_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [[a["id"], a["version"], a["project"], a["run"], a["key"], a["rule"], a["kind"], a["state"],
-                          a["step"], a.get("time_ns") or round(a["time_ms"]) * 1_000_000, a["message"]] for a in alerts])
+                alertstate.save(cur, entries, alerts)
                 cur.execute("COMMIT")
             except duckdb.Error as exc:
                 error = self._roll_back(cur, exc)  # a failed checkpoint invalidates the database: reopened
