@@ -11,7 +11,7 @@ Schema (one file)::
     histograms(sid, step, wall_ns, edges, counts, min, max, sum, count)
     texts(sid, step, wall_ns, level, text)
     runs(project, run, meta_json, state, reason, status_ns, created_ns)   -- see .runrecords
-    batches(producer, seq, stored_ns)          -- what makes re-sends harmless
+    batches(producer, seq, stored_ns)          -- what makes re-sends harmless, see .batchlog
     alert_state(name, body)                    -- the alert engine's state (see curvestream_bridge.alerts)
     alert_events(id, version, project, run, key, rule, kind, state, step, time_ns, message)
 
@@ -53,7 +53,7 @@ from curvestream_bridge.store.base import (
     StoreUnavailable,
 )
 from curvestream_bridge.store.cancel import interrupting
-from curvestream_bridge.store.duckdb import alertstate, runrecords
+from curvestream_bridge.store.duckdb import alertstate, batchlog, runrecords
 from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped, rolled_back_on_error
 from curvestream_bridge.store.duckdb.many import series_many
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
@@ -84,7 +84,6 @@ ALTER TABLE series ADD COLUMN IF NOT EXISTS m4_base_time SMALLINT;
 CREATE TABLE IF NOT EXISTS histograms (sid INTEGER NOT NULL, step BIGINT, wall_ns BIGINT, edges DOUBLE[],
     counts DOUBLE[], min DOUBLE, max DOUBLE, sum DOUBLE, count UBIGINT);
 CREATE TABLE IF NOT EXISTS texts (sid INTEGER NOT NULL, step BIGINT, wall_ns BIGINT, level INTEGER, text VARCHAR);
-CREATE TABLE IF NOT EXISTS batches (producer BLOB NOT NULL, seq UBIGINT NOT NULL, stored_ns BIGINT);
 """
 
 
@@ -109,6 +108,7 @@ class DuckDBStore:
         con.execute(_SCHEMA)
         con.execute(runrecords.SCHEMA)
         con.execute(alertstate.SCHEMA)
+        con.execute(batchlog.SCHEMA)
         con.execute(POINTS_SCHEMA)
         self.rollup_cache.clear()  # opened again after an invalidation: the file is the truth
         self._reload_sids(con)
@@ -145,27 +145,18 @@ class DuckDBStore:
             cur = self._cursor()
             try:
                 cur.execute("BEGIN TRANSACTION")
-                batches = self._fresh(cur, batches)
+                batches = batchlog.fresh(cur, batches)
                 self._write_points(cur, batches)
                 self._write_others(cur, batches)
                 now = time.time_ns()
                 if batches:
-                    self._record_batches(cur, batches, now)
+                    batchlog.record(cur, batches, now)
                 with self.rollup_cache.committing(self._points.added):  # the kept rows follow
                     cur.execute("COMMIT")
                 self._points.commit()
             except BaseException as exc:
                 self._abandon(cur, exc)
                 raise
-
-    @staticmethod
-    def _record_batches(cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch], now: int) -> None:
-        """The (producer, seq) of every batch written, by one statement."""
-        rows = {"producer": np.array([b.producer_id for b in batches], dtype=object),
-                "seq": np.array([b.seq for b in batches], dtype=np.uint64),
-                "stored_ns": np.full(len(batches), now, np.int64)}
-        with scan(cur, "new_batches", rows):
-            cur.execute("INSERT INTO batches SELECT producer, seq, stored_ns FROM new_batches")
 
     def _roll_back(self, cur: duckdb.DuckDBPyConnection, exc: BaseException) -> BaseException:
         """After a failed transaction: roll it back, unless the database was
@@ -189,24 +180,6 @@ class DuckDBStore:
             self._points.reload(cur)
         except duckdb.Error as again:
             self._db.translate(again)
-
-    @staticmethod
-    def _fresh(cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> list[DecodedBatch]:
-        """The batches not stored yet (and each once)."""
-        if not batches:
-            return []
-        wanted = {"producer": np.array([b.producer_id for b in batches], dtype=object),
-                  "seq": np.array([b.seq for b in batches], dtype=np.uint64)}
-        with scan(cur, "wanted", wanted):
-            stored = set(cur.execute("SELECT b.producer, b.seq FROM batches b JOIN wanted w "
-                                     "ON b.producer = w.producer AND b.seq = w.seq").fetchall())
-        out = []
-        for b in batches:
-            ident = (b.producer_id, b.seq)
-            if ident not in stored:
-                stored.add(ident)
-                out.append(b)
-        return out
 
     def _reload_sids(self, cur: duckdb.DuckDBPyConnection) -> None:
         self._sids: dict[tuple[str, str, str, str], int] = {
@@ -313,13 +286,7 @@ class DuckDBStore:
 
     @mapped
     def stored_ranges(self, producer_id: bytes) -> list[tuple[int, int]]:
-        rows = self._cursor().execute(
-            """SELECT min(seq), max(seq) FROM (
-                   SELECT seq, seq - row_number() OVER (ORDER BY seq) AS grp FROM batches WHERE producer = ?)
-               GROUP BY grp ORDER BY 1""",
-            [producer_id],
-        ).fetchall()
-        return [(int(a), int(b)) for a, b in rows]
+        return batchlog.stored_ranges(self._cursor(), producer_id)
 
     # ------------------------------------------------------------------ alert engine state
     def load_alert_state(self) -> dict[str, str]:

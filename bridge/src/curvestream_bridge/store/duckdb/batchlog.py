@@ -1,0 +1,68 @@
+"""The (producer, seq) of every batch stored: what makes re-sends harmless.
+
+Table::
+
+    batches(producer, seq, stored_ns)   -- producer: the sender's producer_id; seq: its batch number
+
+A trainer sends a batch again until it is acknowledged, so after a lost
+acknowledgement or a bridge restart the store sees batches it already holds.
+A write keeps only the batches not recorded yet (:func:`fresh`) and records
+them (:func:`record`) in the same transaction as their points: a batch is
+stored once or not at all. :func:`stored_ranges` tells the bridge which seqs of
+a producer it need not write again, and how many of a run's last batches are
+still missing.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import duckdb
+import numpy as np
+
+from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.store.duckdb.aggrows import scan
+
+__all__ = ["SCHEMA", "fresh", "record", "stored_ranges"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS batches (producer BLOB NOT NULL, seq UBIGINT NOT NULL, stored_ns BIGINT);
+"""
+
+
+def fresh(cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> list[DecodedBatch]:
+    """The batches not stored yet (and each once)."""
+    if not batches:
+        return []
+    wanted = {"producer": np.array([b.producer_id for b in batches], dtype=object),
+              "seq": np.array([b.seq for b in batches], dtype=np.uint64)}
+    with scan(cur, "wanted", wanted):
+        stored = set(cur.execute("SELECT b.producer, b.seq FROM batches b JOIN wanted w "
+                                 "ON b.producer = w.producer AND b.seq = w.seq").fetchall())
+    out = []
+    for b in batches:
+        ident = (b.producer_id, b.seq)
+        if ident not in stored:
+            stored.add(ident)
+            out.append(b)
+    return out
+
+
+def record(cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch], now: int) -> None:
+    """The (producer, seq) of every batch written, by one statement."""
+    rows = {"producer": np.array([b.producer_id for b in batches], dtype=object),
+            "seq": np.array([b.seq for b in batches], dtype=np.uint64),
+            "stored_ns": np.full(len(batches), now, np.int64)}
+    with scan(cur, "new_batches", rows):
+        cur.execute("INSERT INTO batches SELECT producer, seq, stored_ns FROM new_batches")
+
+
+def stored_ranges(cur: duckdb.DuckDBPyConnection, producer_id: bytes) -> list[tuple[int, int]]:
+    """The producer's stored seqs as inclusive ranges of consecutive seqs, in order."""
+    rows = cur.execute(
+        """SELECT min(seq), max(seq) FROM (
+               SELECT seq, seq - row_number() OVER (ORDER BY seq) AS grp FROM batches WHERE producer = ?)
+           GROUP BY grp ORDER BY 1""",
+        [producer_id],
+    ).fetchall()
+    return [(int(a), int(b)) for a, b in rows]
