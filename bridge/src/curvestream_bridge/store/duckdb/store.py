@@ -53,11 +53,11 @@ from curvestream_bridge.store.base import (
     StoreUnavailable,
 )
 from curvestream_bridge.store.cancel import interrupting
-from curvestream_bridge.store.duckdb import alertstate, batchlog, runrecords
+from curvestream_bridge.store.duckdb import alertstate, batchlog, runrecords, seriesstats
 from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped, rolled_back_on_error
 from curvestream_bridge.store.duckdb.many import series_many
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
-from curvestream_bridge.store.duckdb.points import PointWriter, scan, series_query
+from curvestream_bridge.store.duckdb.points import PointWriter, series_query
 from curvestream_bridge.store.duckdb.rollcache import Reader, RollupCache, begin_read
 from curvestream_bridge.store.duckdb.split import split_read
 from curvestream_bridge.store.duckdb.upper import merge_partials
@@ -213,38 +213,7 @@ class DuckDBStore:
         counts = dict(cur.execute("SELECT sid, count FROM series WHERE sid IN (SELECT unnest(?))",
                                   [list(parts)]).fetchall())
         self._points.write(cur, columns, counts)
-        self._update_stats(cur, columns)
-
-    @staticmethod
-    def _update_stats(cur: duckdb.DuckDBPyConnection, columns: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]) -> None:
-        """All series of a write updated by one statement (one per series cost
-        more than the points of a small round). On equal wall times the point
-        that came first counts as the series' first and last."""
-        firsts = [int(np.argmin(walls)) for _, _, walls, _ in columns]
-        lasts = [int(np.argmax(walls)) for _, _, walls, _ in columns]
-        cols = {"sid": np.array([c[0] for c in columns], np.int32),
-                "n": np.array([len(c[1]) for c in columns], np.int64),
-                "fs": np.array([c[1][i] for c, i in zip(columns, firsts)], np.int64),
-                "fn": np.array([c[2][i] for c, i in zip(columns, firsts)], np.int64),
-                "ls": np.array([c[1][i] for c, i in zip(columns, lasts)], np.int64),
-                "ln": np.array([c[2][i] for c, i in zip(columns, lasts)], np.int64),
-                "lv": np.array([c[3][i] for c, i in zip(columns, lasts)], np.float64),
-                "smin": np.array([c[1].min() for c in columns], np.int64),
-                "smax": np.array([c[1].max() for c in columns], np.int64)}
-        cols["nan"] = np.isnan(cols["lv"])
-        with scan(cur, "new_stats", cols):
-            cur.execute(
-                """UPDATE series SET count = count + u.n,
-                       first_step = CASE WHEN first_ns IS NULL OR u.fn < first_ns THEN u.fs ELSE first_step END,
-                       first_ns = CASE WHEN first_ns IS NULL OR u.fn < first_ns THEN u.fn ELSE first_ns END,
-                       last_step = CASE WHEN last_ns IS NULL OR u.ln > last_ns THEN u.ls ELSE last_step END,
-                       last_value = CASE WHEN last_ns IS NULL OR u.ln > last_ns
-                                         THEN (CASE WHEN u.nan THEN NULL ELSE u.lv END) ELSE last_value END,
-                       last_is_nan = CASE WHEN last_ns IS NULL OR u.ln > last_ns THEN u.nan ELSE last_is_nan END,
-                       last_ns = CASE WHEN last_ns IS NULL OR u.ln > last_ns THEN u.ln ELSE last_ns END,
-                       min_step = least(coalesce(min_step, u.smin), u.smin),
-                       max_step = greatest(coalesce(max_step, u.smax), u.smax)
-                   FROM new_stats u WHERE series.sid = u.sid""")
+        seriesstats.add_columns(cur, columns)
 
     def _write_others(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
         for b in batches:
@@ -252,27 +221,15 @@ class DuckDBStore:
                 sid = self._sid(cur, b.project, b.run, h.key, "histogram")
                 cur.execute("INSERT INTO histograms VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             [sid, h.step, h.wall_ns, list(h.bucket_edges), list(h.counts), h.min, h.max, h.sum, h.count])
-                self._bump(cur, sid, h.step, h.wall_ns)
+                seriesstats.add_record(cur, sid, h.step, h.wall_ns)
             for t in b.texts:
                 sid = self._sid(cur, b.project, b.run, t.key, "text")
                 cur.execute("INSERT INTO texts VALUES (?, ?, ?, ?, ?)", [sid, t.step, t.wall_ns, t.level, t.text])
-                self._bump(cur, sid, t.step, t.wall_ns)
+                seriesstats.add_record(cur, sid, t.step, t.wall_ns)
             if b.meta is not None:
                 runrecords.apply_meta(cur, b.meta)
             if b.status is not None:
                 runrecords.apply_status(cur, b.status)
-
-    @staticmethod
-    def _bump(cur: duckdb.DuckDBPyConnection, sid: int, step: int, wall_ns: int) -> None:
-        cur.execute(
-            """UPDATE series SET count = count + 1,
-                   first_step = CASE WHEN first_ns IS NULL OR $2 < first_ns THEN $1 ELSE first_step END,
-                   first_ns = CASE WHEN first_ns IS NULL OR $2 < first_ns THEN $2 ELSE first_ns END,
-                   last_step = CASE WHEN last_ns IS NULL OR $2 > last_ns THEN $1 ELSE last_step END,
-                   last_ns = CASE WHEN last_ns IS NULL OR $2 > last_ns THEN $2 ELSE last_ns END
-               WHERE sid = $3""",
-            [step, wall_ns, sid],
-        )
 
     @mapped
     def apply_status(self, status: run_pb2.RunStatus) -> bool:
@@ -317,28 +274,7 @@ class DuckDBStore:
     @mapped
     def metrics_many(self, runs: Sequence[tuple[str, str]]) -> list[list[MetricRecord]]:
         """Each run's :meth:`metrics`, in one statement over the series table."""
-        wanted = list(dict.fromkeys(runs))
-        if not wanted:
-            return []
-        pairs = ", ".join(["(?, ?)"] * len(wanted))
-        rows = self._cursor().execute(
-            f"""SELECT s.project, s.run, key, kind, count, first_step, last_step, first_ns, last_ns,
-                       last_value, last_is_nan
-                FROM series s JOIN (VALUES {pairs}) AS w(project, run) ON s.project = w.project AND s.run = w.run
-                ORDER BY key, kind""",
-            [name for pair in wanted for name in pair],
-        ).fetchall()
-        found: dict[tuple[str, str], list[MetricRecord]] = {pair: [] for pair in wanted}
-        for project, run, k, kind, n, fs, ls, fn, ln, lv, nan in rows:
-            found[(project, run)].append(MetricRecord(k, kind, int(n), fs or 0, ls or 0, fn or 0, ln or 0,
-                                                      float("nan") if (nan or lv is None) else float(lv)))
-        return [list(found[pair]) for pair in runs]
-
-    def _run_start_ns(self, cur: duckdb.DuckDBPyConnection, project: str, run: str) -> int:
-        row = cur.execute(
-            "SELECT min(first_ns) FROM series WHERE project = ? AND run = ?", [project, run]
-        ).fetchall()[0]
-        return int(row[0]) if row and row[0] is not None else 0
+        return seriesstats.metrics(self._cursor(), runs)
 
     @mapped
     def series(self, q: SeriesQuery) -> SeriesResult:
@@ -347,7 +283,7 @@ class DuckDBStore:
         if sid is None:
             return empty_result(q)
         with _snapshot(cur, self.rollup_cache) as cache:  # one snapshot for the several reads of a query
-            origin = self._run_start_ns(cur, q.project, q.run) if q.x == "relative" else 0
+            origin = seriesstats.run_start_ns(cur, q.project, q.run) if q.x == "relative" else 0
             return series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin, cache)
 
     def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
@@ -359,24 +295,13 @@ class DuckDBStore:
     def _series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
         cur = self._cursor()
         with _snapshot(cur, self.rollup_cache) as cache:  # one snapshot for all of them
-            origins = self._run_starts_ns(cur, {(q.project, q.run) for q in queries if q.x == "relative"})
+            origins = seriesstats.run_starts_ns(cur, {(q.project, q.run) for q in queries if q.x == "relative"})
             items = []
             for q in queries:
                 sid = self._sids.get((q.project, q.run, q.key, "scalar"))
                 plan = self._points.plan(sid, rollup_axis(q.x)) if sid is not None else None
                 items.append((q, sid, plan, origins.get((q.project, q.run), 0)))
             return series_many(cur, items, empty_result, cache)
-
-    @staticmethod
-    def _run_starts_ns(cur: duckdb.DuckDBPyConnection, runs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
-        if not runs:
-            return {}
-        pairs = sorted(runs)
-        with scan(cur, "want_runs", {"project": np.array([p for p, _ in pairs], dtype=object),
-                                     "run": np.array([r for _, r in pairs], dtype=object)}):
-            rows = cur.execute("SELECT s.project, s.run, min(s.first_ns) FROM series s JOIN want_runs w "
-                               "ON s.project = w.project AND s.run = w.run GROUP BY s.project, s.run").fetchall()
-        return {(p, r): int(ns) for p, r, ns in rows if ns is not None}
 
     @mapped
     def histograms(self, project: str, run: str, key: str, limit: int = 500) -> list[dict[str, Any]]:
