@@ -1,19 +1,22 @@
 """Embedded DuckDB: the store for one machine with no servers.
 
-(Over 400 lines: one engine class behind the Store protocol; its point chunks,
-rollups and file handling already live in points.py, chunks.py and file.py.)
+:class:`DuckDBStore` opens the file, writes a round of batches in one
+transaction and reads series, histograms and texts. The run records, the
+per-series figures, the (producer, seq) records and the alert state each have
+a module of their own (below), whose functions run on the store's cursors and
+in its transactions.
 
 Schema (one file)::
 
-    series(sid, project, run, key, kind, count, first_step, last_step, first_ns, last_ns, last_value,
+    series(sid, project, run, key, kind,       -- one row per series; its figures: see .seriesstats
+           count, first_step, last_step, first_ns, last_ns, last_value, last_is_nan,
            min_step, max_step, m4_base_step, m4_base_time)
     chunks, m4b_*, m4_*, m4p_*                 -- raw points and their rollups, see .points
     histograms(sid, step, wall_ns, edges, counts, min, max, sum, count)
     texts(sid, step, wall_ns, level, text)
-    runs(project, run, meta_json, state, reason, status_ns, created_ns)   -- see .runrecords
+    runs(project, run, meta_json, ...)         -- the runs list, see .runrecords
     batches(producer, seq, stored_ns)          -- what makes re-sends harmless, see .batchlog
-    alert_state(name, body)                    -- the alert engine's state (see curvestream_bridge.alerts)
-    alert_events(id, version, project, run, key, rule, kind, state, step, time_ns, message)
+    alert_state, alert_events                  -- the alert engine's state, see .alertstate
 
 Every write is one transaction: points, their rollups, per-series stats,
 metadata and the (producer, seq) records commit together or not at all. A
@@ -45,13 +48,7 @@ import numpy as np
 from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch
-from curvestream_bridge.store.base import (
-    MetricRecord,
-    RunRecord,
-    SeriesQuery,
-    SeriesResult,
-    StoreUnavailable,
-)
+from curvestream_bridge.store.base import MetricRecord, RunRecord, SeriesQuery, SeriesResult, StoreUnavailable
 from curvestream_bridge.store.cancel import interrupting
 from curvestream_bridge.store.duckdb import alertstate, batchlog, runrecords, seriesstats
 from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped, rolled_back_on_error
