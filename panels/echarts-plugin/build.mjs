@@ -1,4 +1,5 @@
-// Builds the page into the bridge's static directory: index.html + assets/app.{js,css}.
+// Builds the page into the bridge's static directory: index.html + assets/app.{js,css}, assets/early.js,
+// assets/echarts.js (ECharts, loaded by app.js: src/page/echartsLoader.ts) and the chunks they share.
 // Usage: npm run build  (OUT_DIR=... to build elsewhere)
 import { build } from 'esbuild';
 import { copyFile, mkdir, rm } from 'node:fs/promises';
@@ -11,9 +12,7 @@ const outDir = resolve(process.env.OUT_DIR ?? resolve(here, '../../bridge/src/cu
 await rm(outDir, { recursive: true, force: true });
 await mkdir(resolve(outDir, 'assets'), { recursive: true });
 
-const result = await build({
-  // early: the runs and metrics asked for while app.js loads (src/page/early.ts)
-  entryPoints: { app: resolve(here, 'src/page/main.ts'), early: resolve(here, 'src/page/early.ts') },
+const common = {
   outdir: resolve(outDir, 'assets'),
   bundle: true,
   format: 'esm',
@@ -24,10 +23,23 @@ const result = await build({
   metafile: true,
   logLevel: 'warning',
   define: { 'process.env.NODE_ENV': '"production"' },
-});
+};
+const results = [
+  // echarts: its own entry so that its name is known (index.html preloads it); app.js imports it when a chart is made
+  await build({
+    ...common,
+    entryPoints: { app: resolve(here, 'src/page/main.ts'), echarts: resolve(here, 'src/page/echarts.ts') },
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
+  }),
+  // early: the runs and metrics asked for while app.js loads (src/page/early.ts), whole in one file so that it
+  // runs as soon as it arrives, not after chunks it would share with app.js
+  await build({ ...common, entryPoints: { early: resolve(here, 'src/page/early.ts') } }),
+];
 await copyFile(resolve(here, 'src/page/index.html'), resolve(outDir, 'index.html'));
 
-const sizes = Object.entries(result.metafile.outputs)
+const sizes = results
+  .flatMap((result) => Object.entries(result.metafile.outputs))
   .map(([file, info]) => `${file.replace(/^.*static\//, '')} ${(info.bytes / 1024).toFixed(0)} KiB`)
   .join(', ');
 console.log(`built ${outDir}: index.html, ${sizes}`);

@@ -15,7 +15,7 @@ import pytest
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store import open_store
-from page_helpers import open_page, page_context, wait_chart
+from page_helpers import drawn_series, open_page, page_context, wait_chart
 from servers import wait_until
 
 PROJECT = "once"
@@ -93,3 +93,25 @@ def test_the_runs_list_and_the_urls_metrics_are_asked_for_while_the_main_script_
             assert first["start"] < app_js["end"] - 1000, (path, first, app_js)
         # the app took the early answer (the runs list is read once more when the live socket opens)
         assert asked.count("/api/v1/metrics") == 1, asked
+
+
+def test_the_charts_queries_are_sent_while_echarts_still_loads_and_drawn_once_it_has(browser, bridge):
+    with page_context(browser, 1280, 800, 1) as page:
+        def slow_echarts(route):  # ECharts, most of the page's script, on a slow link
+            time.sleep(1.5)
+            route.continue_()
+
+        page.route("**/assets/echarts.js", slow_echarts)
+        open_page(page, bridge, runs=tuple((PROJECT, r) for r in OPENED))
+        loss = wait_chart(page, "loss", lambda c: len(c["series"]) == len(OPENED) - 1
+                          and all(s["points"] == 50 for s in c["series"]), "every known run's loss")
+        assert loss["state"] == "ready"
+
+        timings = page.evaluate("""() => performance.getEntriesByType('resource').map(
+            e => ({path: new URL(e.name).pathname, start: e.startTime, end: e.responseEnd}))""")
+        echarts_js = [t for t in timings if t["path"].endswith("/assets/echarts.js")]
+        assert len(echarts_js) == 1, "ECharts is a script of its own, fetched once"
+        first_query = min((t for t in timings if t["path"] == "/api/v1/series"), key=lambda t: t["start"])
+        assert first_query["start"] < echarts_js[0]["end"] - 1000, (first_query, echarts_js)
+        assert len(drawn_series(page, "loss")) == len(OPENED) - 1, "and the curves are drawn once it is there"
+        assert not page.page_errors, page.page_errors

@@ -45,5 +45,11 @@ def test_smoothing_draws_the_smoothed_line_the_faint_raw_line_and_the_envelope(p
     page.get_by_test_id("envelope-toggle").uncheck()
     wait_until(lambda: card.get_attribute("data-envelope") == "false", 10, "the band off")
     drawn = drawn_series(page, KEY)
-    assert drawn[f"{curve_id}|env-hi"]["points"] == 0 and drawn[f"{curve_id}|smooth"]["points"] == STEPS
+    assert drawn[f"{curve_id}|smooth"]["points"] == STEPS
+    assert f"{curve_id}|env-lo" not in drawn and f"{curve_id}|env-hi" not in drawn, "no band series left behind"
+
+    # smoothing off: the chart holds the raw line alone (every series costs ECharts a setup)
+    page.get_by_test_id("smoothing-slider").fill("0")
+    wait_until(lambda: card.get_attribute("data-smoothing") == "off", 10, "smoothing off")
+    assert list(drawn_series(page, KEY)) == [f"{curve_id}|raw"]
     assert not page.page_errors, page.page_errors

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChartModel, ChartSeriesInput, ChartSettings } from '../types/chart';
 import { computeLayers } from './layers';
 import { buildChartOption, buildDataUpdate, GRID, plotWidthPx, ZOOM_IDS, zoomWindowOption } from './options';
-import { seriesIds } from './seriesOptions';
+import { drawnSeriesIds, seriesIds } from './seriesOptions';
 import { LIGHT_THEME } from './theme';
 
 const settings: ChartSettings = {
@@ -135,10 +135,11 @@ describe('buildChartOption', () => {
     expect(Math.min(...lows)).toBe(1);
   });
 
-  it('draws no band and no smoothed line when smoothing is off', () => {
-    const option = buildChartOption(model());
-    expect(linePairs(seriesById(option, seriesIds('a').smooth))).toEqual([]);
-    expect(seriesById(option, seriesIds('a').envelopeHigh).data).toEqual([]);
+  it('has no series for a band or a smoothed line when smoothing is off, nor for markers without non-finite values', () => {
+    const ids = (buildChartOption(model()).series as AnySeries[]).map((s) => s.id);
+    expect(ids).toEqual([seriesIds('a').raw, seriesIds('a').nonFinite, seriesIds('b').raw]);
+    const smoothed = (buildChartOption(model({}, { smoothing: 0.6, showEnvelope: false })).series as AnySeries[]).map((s) => s.id);
+    expect(smoothed).toEqual([seriesIds('a').raw, seriesIds('a').smooth, seriesIds('a').nonFinite, seriesIds('b').raw, seriesIds('b').smooth]);
   });
 
   it('uses the time-weighted EMA when asked', () => {
@@ -295,24 +296,20 @@ describe('buildDataUpdate', () => {
     const update = buildDataUpdate(model());
     expect(Object.keys(update).sort()).toEqual(['series', 'tooltip', 'yAxis']);
     const ids = (update.series as AnySeries[]).map((s) => s.id);
-    expect(ids).toEqual([
-      ...Object.values(seriesIds('a')).sort(sortLike),
-      ...Object.values(seriesIds('b')).sort(sortLike),
-    ]);
+    expect(ids).toEqual([seriesIds('a').raw, seriesIds('a').nonFinite, seriesIds('b').raw]);
     for (const s of update.series as AnySeries[]) {
       expect(s.name).toBeUndefined();
       expect(s.stack).toBeUndefined();
     }
   });
 
-  it('addresses the same series ids as the full option', () => {
-    const full = (buildChartOption(model()).series as AnySeries[]).map((s) => s.id);
-    const data = (buildDataUpdate(model()).series as AnySeries[]).map((s) => s.id);
-    expect(data).toEqual(full);
+  it('addresses the same series ids as the full option, and drawnSeriesIds names them', () => {
+    for (const s of [{}, { smoothing: 0.6 }, { smoothing: 0.6, showEnvelope: false }]) {
+      const m = model({}, s);
+      const full = (buildChartOption(m).series as AnySeries[]).map((x) => x.id);
+      const data = (buildDataUpdate(m).series as AnySeries[]).map((x) => x.id);
+      expect(data).toEqual(full);
+      expect(drawnSeriesIds(computeLayers(m))).toEqual(full);
+    }
   });
 });
-
-const ORDER = ['raw', 'smooth', 'env-lo', 'env-hi', 'non-finite'];
-function sortLike(a: string, b: string): number {
-  return ORDER.indexOf(a.split('|')[1]!) - ORDER.indexOf(b.split('|')[1]!);
-}

@@ -7,7 +7,7 @@ import type { ChartLayers, SeriesLayers } from './layers';
 import { keptIndices } from './lineRange';
 import type { YRange } from './yRange';
 
-/** The ECharts series ids drawn for one curve. */
+/** The ECharts series ids of one curve's layers (`drawnSeriesIds`: those drawn). */
 export function seriesIds(id: string) {
   return {
     raw: `${id}|raw`,
@@ -28,6 +28,31 @@ export function seriesIds(id: string) {
 export const RAW_LINE_WIDTH = 1;
 
 type Pair = [number, number | null];
+
+/**
+ * Which layers of a curve are drawn: the raw line always, the others only when
+ * they hold something (smoothing on, a band, non-finite values). ECharts' work
+ * in a `setOption` grows with the number of series, empty or not: ten curves
+ * with all five layers took it about twice as long to set up as with one.
+ */
+export function drawnLayers(s: SeriesLayers): { smooth: boolean; band: boolean; markers: boolean } {
+  const { nan, posInf, negInf } = s.nonFinite;
+  return { smooth: s.smoothed !== null, band: s.envelope !== null, markers: nan + posInf + negInf > 0 };
+}
+
+/** The ids of the series drawn for these layers, in the order `seriesOptions` lists them. */
+export function drawnSeriesIds(layers: ChartLayers): string[] {
+  const out: string[] = [];
+  for (const s of layers.series) {
+    const ids = seriesIds(s.input.id);
+    const drawn = drawnLayers(s);
+    out.push(ids.raw);
+    if (drawn.smooth) out.push(ids.smooth);
+    if (drawn.band) out.push(ids.envelopeLow, ids.envelopeHigh);
+    if (drawn.markers) out.push(ids.nonFinite);
+  }
+  return out;
+}
 
 /** How a line's points are given to ECharts: x, y, x, y … in one typed array (see `linePoints`). */
 export const LINE_DIMENSIONS = ['x', 'y'];
@@ -108,9 +133,10 @@ function lonePoint(ys: readonly number[], log: boolean): boolean {
 }
 
 /**
- * The series of every curve: raw, smoothed, band, markers. Drawing order comes
- * from `z` (band under raw under smoothed under markers); the raw line is
- * listed first because the zoom slider draws its data shadow from the first series.
+ * The series of every curve: raw, and those of smoothed, band and markers that
+ * are drawn (`drawnLayers`). Drawing order comes from `z` (band under raw under
+ * smoothed under markers); the raw line is listed first because the zoom slider
+ * draws its data shadow from the first series.
  */
 export function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle: boolean): (LineSeriesOption | ScatterSeriesOption)[] {
   const log = model.settings.logY;
@@ -118,33 +144,30 @@ export function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle:
   layers.series.forEach((s, index) => {
     const { id, name, color, data } = s.input;
     const ids = seriesIds(id);
-    const band = envelopePairs(s.envelope, log, layers.yRange.min);
-    const markers = markerItems(s, layers.yRange);
+    const drawn = drawnLayers(s);
     // the zoom slider draws its data shadow from the first line: that one stays whole
     const keep = index === 0 ? null : keptIndices(data.x, model.drawnRange ?? null);
-    const smooth = lineData(linePoints(s.smoothed ? data.x : [], s.smoothed ?? [], log, s.smoothed ? keep : null));
     const raw = lineData(linePoints(data.x, data.y, log, keep));
     // markers given (even none) replace the marks drawn before; absent = the curve has no marker source
     const marks = s.input.markers === undefined ? {} : markerOptions(s.input.markers, log);
     // a line needs two points: a curve with a single value shows it as a dot
     const dots = lonePoint(data.y, log);
     const rawSymbols = { symbol: dots ? 'circle' : 'none', showSymbol: dots, symbolSize: 5 };
+    const rawLine = { lineStyle: { color, width: RAW_LINE_WIDTH, opacity: layers.smoothingOn ? 0.3 : 1 }, ...rawSymbols, ...marks };
+    const smooth = () => lineData(linePoints(data.x, s.smoothed!, log, keep));
+    const band = () => envelopePairs(s.envelope, log, layers.yRange.min);
+    const markers = () => markerItems(s, layers.yRange);
     if (!withStyle) {
-      out.push(
-        {
-          id: ids.raw,
-          type: 'line',
-          dimensions: LINE_DIMENSIONS,
-          data: raw,
-          lineStyle: { color, width: RAW_LINE_WIDTH, opacity: layers.smoothingOn ? 0.3 : 1 },
-          ...rawSymbols,
-          ...marks,
-        },
-        { id: ids.smooth, type: 'line', dimensions: LINE_DIMENSIONS, data: smooth },
-        { id: ids.envelopeLow, type: 'line', data: band.low },
-        { id: ids.envelopeHigh, type: 'line', data: band.high },
-        { id: ids.nonFinite, type: 'scatter', data: markers, large: markers.length > 2000 },
-      );
+      out.push({ id: ids.raw, type: 'line', dimensions: LINE_DIMENSIONS, data: raw, ...rawLine });
+      if (drawn.smooth) out.push({ id: ids.smooth, type: 'line', dimensions: LINE_DIMENSIONS, data: smooth() });
+      if (drawn.band) {
+        const { low, high } = band();
+        out.push({ id: ids.envelopeLow, type: 'line', data: low }, { id: ids.envelopeHigh, type: 'line', data: high });
+      }
+      if (drawn.markers) {
+        const items = markers();
+        out.push({ id: ids.nonFinite, type: 'scatter', data: items, large: items.length > 2000 });
+      }
       return;
     }
     const line = {
@@ -161,54 +184,36 @@ export function seriesOptions(model: ChartModel, layers: ChartLayers, withStyle:
       emphasis: { disabled: true },
       z: 2,
     };
-    out.push(
-      {
-        ...line,
-        id: ids.raw,
-        dimensions: LINE_DIMENSIONS,
-        data: raw,
-        lineStyle: { color, width: RAW_LINE_WIDTH, opacity: layers.smoothingOn ? 0.3 : 1 },
-        ...rawSymbols,
-        ...marks,
-      },
-      { ...line, id: ids.smooth, dimensions: LINE_DIMENSIONS, data: smooth, lineStyle: { color, width: 2 }, z: 3 },
-      {
-        ...line,
-        id: ids.envelopeLow,
-        data: band.low,
-        stack: `${id}|env`,
-        stackStrategy: 'all',
-        lineStyle: { opacity: 0 },
-        silent: true,
-        z: 1,
-      },
-      {
-        ...line,
-        id: ids.envelopeHigh,
-        data: band.high,
-        stack: `${id}|env`,
-        stackStrategy: 'all',
-        lineStyle: { opacity: 0 },
-        areaStyle: { color, opacity: 0.14 },
-        silent: true,
-        z: 1,
-      },
-      {
+    out.push({ ...line, id: ids.raw, dimensions: LINE_DIMENSIONS, data: raw, ...rawLine });
+    if (drawn.smooth) {
+      out.push({ ...line, id: ids.smooth, dimensions: LINE_DIMENSIONS, data: smooth(), lineStyle: { color, width: 2 }, z: 3 });
+    }
+    if (drawn.band) {
+      const { low, high } = band();
+      const edge = { ...line, stack: `${id}|env`, stackStrategy: 'all' as const, lineStyle: { opacity: 0 }, silent: true, z: 1 };
+      out.push(
+        { ...edge, id: ids.envelopeLow, data: low },
+        { ...edge, id: ids.envelopeHigh, data: high, areaStyle: { color, opacity: 0.14 } },
+      );
+    }
+    if (drawn.markers) {
+      const items = markers();
+      out.push({
         id: ids.nonFinite,
         type: 'scatter',
         name,
         color,
-        data: markers,
+        data: items,
         symbolSize: 8,
-        large: markers.length > 2000,
+        large: items.length > 2000,
         largeThreshold: 2000,
         progressiveThreshold: 5000,
         animation: false,
         emphasis: { disabled: true },
         itemStyle: { color, opacity: 1 },
         z: 4,
-      },
-    );
+      });
+    }
   });
   return out;
 }

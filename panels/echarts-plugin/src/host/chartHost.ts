@@ -2,6 +2,7 @@ import type { init as initECharts, EChartsType } from 'echarts/core';
 import { computeLayers, type ChartLayers } from '../core/layers';
 import { buildChartOption, buildDataUpdate, GRID, zoomWindowOption } from '../core/options';
 import { extentOf } from '../core/series';
+import { drawnSeriesIds } from '../core/seriesOptions';
 import type { ChartModel, ChartSettings } from '../types/chart';
 import { debounce, onceAFrame } from '../utils/timers';
 import { summarizeSeries, type DrawnSeries } from './drawnSeries';
@@ -33,6 +34,8 @@ export class ChartHost {
   private extent: [number, number] | null = null;
   /** Settings of the last full option: which zoom components the chart has. */
   private zoomSettings: Pick<ChartSettings, 'zoomSlider'> = {};
+  /** The ids of the series ECharts holds (set by the last full option). */
+  private seriesIds = '';
   private readonly zoomSettled: { (): void; cancel(): void };
 
   /** The element's size when the chart last fitted it (CSS px). */
@@ -58,12 +61,16 @@ export class ChartHost {
    * Draw a model: `full` sets the whole option (runs, axis mode or settings
    * changed), otherwise only the data, the y bounds and the tooltip change
    * (and with `withWindow` the shown window, `model.xWindow`, in the same drawing).
+   * Data that adds or removes a layer (a first NaN, smoothing's line) is drawn
+   * in full: only a full option adds and removes series.
    */
   draw(model: ChartModel, full: boolean, layers: ChartLayers = computeLayers(model), withWindow = false): ChartLayers {
-    if (full) {
+    const ids = drawnSeriesIds(layers).join('\n');
+    if (full || ids !== this.seriesIds) {
       // the slider may come or go with the options: dataZoom is replaced too (ids keep the wheel zoom)
       this.chart.setOption(buildChartOption(model, layers), { replaceMerge: ['series', 'dataZoom'] });
       this.zoomSettings = model.settings;
+      this.seriesIds = ids;
     } else {
       const zoom = withWindow ? zoomWindowOption(this.zoomSettings, model.xWindow ?? null) : {};
       this.chart.setOption({ ...buildDataUpdate(model, layers), ...zoom });

@@ -29,7 +29,7 @@ import {
   type CurveSpec,
 } from './curveLoading';
 import { el } from './dom';
-import { init } from './echarts';
+import { loadECharts } from './echartsLoader';
 import { isNearViewport, NEAR_VIEWPORT_PX } from './nearViewport';
 
 export type { CurveSpec } from './curveLoading';
@@ -53,7 +53,9 @@ export class ChartPanel {
   private readonly modeBadge: HTMLSpanElement;
   private readonly notesEl: HTMLSpanElement;
   private readonly messageEl: HTMLDivElement;
+  /** Made once the chart is near the viewport and ECharts has loaded (echartsLoader.ts). */
   private chart: ChartHost | null = null;
+  private disposed = false;
   private readonly curves = new Map<string, Curve>();
   private window: [number, number] | null;
   private widthPx = 800;
@@ -245,6 +247,7 @@ export class ChartPanel {
   }
 
   dispose(): void {
+    this.disposed = true;
     this.renderSoon.cancel();
     this.drawAnswersSoon.cancel();
     for (const curve of this.curves.values()) cancelLoad(curve);
@@ -261,11 +264,14 @@ export class ChartPanel {
     if (this.visible) return;
     this.visible = true;
     this.widthPx = plotWidthPx(this.canvas.clientWidth, window.devicePixelRatio);
-    // ask first: the bridge works on the queries while ECharts creates and sets up the empty chart
+    // ask first: the bridge works on the queries while ECharts loads, creates and sets up the chart
     this.reloadAll();
-    this.chart = new ChartHost(this.canvas, { init, zoomSettle: 'frame', onUserZoom: (w) => this.finishUserZoom(w) });
-    this.resizeObserver.observe(this.canvas);
-    this.render(true);
+    void loadECharts().then(({ init }) => {
+      if (this.disposed) return;
+      this.chart = new ChartHost(this.canvas, { init, zoomSettle: 'frame', onUserZoom: (w) => this.finishUserZoom(w) });
+      this.resizeObserver.observe(this.canvas);
+      this.render(true);
+    });
   }
 
   private reloadAll(): void {
@@ -379,7 +385,7 @@ export class ChartPanel {
     const errors = curves.filter((c) => c.error);
     const loading = curves.some(isLoading);
     if (!this.visible) this.setState('idle');
-    else if (loading) this.setState('loading');
+    else if (loading || !this.chart) this.setState('loading'); // nothing is drawn before the chart exists
     else if (errors.length) this.setState('error');
     else this.setState('ready');
     this.messageEl.hidden = errors.length === 0;

@@ -29,6 +29,14 @@ describe('early GETs', () => {
     expect(takeEarly(url, { Accept: 'application/json' })).toBeUndefined();
   });
 
+  it('starts nothing once the app has asked for itself (an early script that ran late)', () => {
+    const calls = countingFetch();
+    const url = new URL('http://h/api/v1/metrics?run=p%2Fr');
+    expect(takeEarly(url, { Accept: 'application/json' })).toBeUndefined(); // the app asks, nothing was started
+    startEarly(url, { Accept: 'application/json' });
+    expect(calls).toHaveLength(0);
+  });
+
   it('is not taken for other headers or another URL', () => {
     countingFetch();
     const url = new URL('http://h/api/v1/runs');

@@ -5,7 +5,8 @@ import { sameRun, type RunRef } from '../core/runs';
 import type { ChartTheme } from '../types/chart';
 import type { ApiClient } from './api';
 import { el } from './dom';
-import { init, type EChartsType } from './echarts';
+import type { EChartsType } from './echarts';
+import { loadECharts } from './echartsLoader';
 
 interface Card {
   root: HTMLElement;
@@ -103,8 +104,9 @@ export class HistogramView {
     const card = this.card(key);
     card.root.dataset.state = 'loading';
     try {
-      const rows = await this.api.histograms(ref, key, DETAIL.histogramLimit);
+      const [rows, echarts] = await Promise.all([this.api.histograms(ref, key, DETAIL.histogramLimit), loadECharts()]);
       if (seq !== this.seq) return;
+      card.chart ??= echarts.init(card.canvas, null, { renderer: 'canvas' });
       this.draw(key, card, histogramGrid(rows, DETAIL.histogramBins));
     } catch (error) {
       if (seq !== this.seq) return;
@@ -116,7 +118,7 @@ export class HistogramView {
 
   private draw(key: string, card: Card, grid: HistogramGrid): void {
     card.grid = grid;
-    card.chart ??= init(card.canvas, null, { renderer: 'canvas' });
+    if (!card.chart) return;
     card.chart.setOption(histogramHeatmapOption(grid, this.theme, key), { notMerge: true });
     card.root.dataset.state = 'ready';
     card.root.dataset.steps = String(grid.steps.length);
