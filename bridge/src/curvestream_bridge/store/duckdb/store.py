@@ -243,6 +243,7 @@ class DuckDBStore:
         return batchlog.stored_ranges(self._cursor(), producer_id)
 
     # ------------------------------------------------------------------ alert engine state
+    @mapped
     def load_alert_state(self) -> dict[str, str]:
         return alertstate.load(self._cursor())
 
