@@ -111,6 +111,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
             if not batches:
                 return
             writing, meta_writing = self._db.writing(), self._db.writing(meta=True)
+            rolled = False
             try:
                 if self.rollups:
                     columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
@@ -121,6 +122,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
                     if columns:
                         rows, meta_rows = self._rollup.lines(columns, self._db.statements, self._all_points,
                                                              lambda lines: self._db.write(lines, meta=True))
+                        rolled = True
                         writing.add(rows)
                         meta_writing.add(meta_rows)
                 for b in batches:
@@ -138,7 +140,8 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
             self._db.write([line for b in batches for line in self._run_lines(b)], meta=True)
             self._db.write([f"cs_batch,producer={b.producer_id.hex()} seq={b.seq}i {b.seq}" for b in batches],
                            meta=True)
-            self._rollup.commit()
+            if rolled:  # a write without points has no rollup lines: another's (failed) are not its own
+                self._rollup.commit()
             for b in batches:
                 self._runs_seen.add((b.project, b.run))
                 if b.status is not None:
