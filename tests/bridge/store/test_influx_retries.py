@@ -143,6 +143,24 @@ def test_a_late_batch_whose_raw_points_failed_after_its_rollup_rows_were_stored_
     assert_answers_of(store, [FIRST, late], (9_000, 11_000))
 
 
+@pytest.mark.parametrize("lost_answer", [False, True], ids=["markers refused", "markers stored, answer lost"])
+def test_a_late_batch_whose_batch_marker_failed_is_counted_once_and_so_is_the_next(store_and_seam, lost_answer):
+    """The markers go last: every rollup row of both axes is stored when they fail."""
+    store, seam = store_and_seam
+    store.write([FIRST])
+    late = batch(2, every_4th(4_000, 32_000, 1))
+    seam.marker, seam.lost_answer = b"cs_batch,", lost_answer
+    with pytest.raises(StoreUnavailable):
+        store.write([late])
+    seam.marker = None
+    store.write([late])
+    assert store.stored_ranges(b"producer-1") == [(1, 2)]
+    later = batch(3, every_4th(8_000, 16_000, 2))  # into the same closed buckets
+    store.write([later])
+    assert_rows_count_each_raw_point_once(store)
+    assert_answers_of(store, [FIRST, late, later], (9_000, 11_000))
+
+
 def test_writes_into_the_buckets_of_a_failed_write_before_its_retry_are_counted_once_each(store_and_seam):
     """Between a failure and its retry, a write without points and another that
     merges into the same closed buckets and moves the open ones past the new

@@ -15,6 +15,10 @@ into the same bucket before the retry (a write split up to find a bad batch)
 merges into the remembered row and is stored on its own; a second failure
 keeps the row of before the first.
 
+A write whose rows and raw points are all stored but whose markers fail counts
+as rolled up: the store leaves its batches out of the rollups of the writes
+that store them again (``InfluxStore._rolled_up``).
+
 Not covered: this memory is the bridge process's. A bridge killed during a
 write, or stopped between a failed write and its retry, leaves rows holding
 points whose batches are not marked stored; the next one reads those rows as
