@@ -18,8 +18,10 @@ One row per bucket, level and writer. InfluxDB keeps one point per series and
 timestamp, so a writer merges a bucket's new points into the row it wrote
 before and writes it again: the bucket it wrote last at each level is kept in
 memory; an older bucket (a step going back, a batch arriving late, a restart)
-is read first. Rows of different writers never overwrite each other; queries
-merge them. A bridge's writer id is its MQTT client id (unique among the
+is read first, unless a failed write may have changed its row since: then what
+the row held before that write is (kept in memory, see :mod:`.committed`).
+Rows of different writers never overwrite each other; queries merge them. A
+bridge's writer id is its MQTT client id (unique among the
 bridges of a broker, stable across its restarts), or ``?writer=<id>`` on the
 store URL.
 
@@ -47,6 +49,7 @@ from typing import Callable
 import numpy as np
 
 from curvestream_bridge.store.base import StoreUnavailable
+from curvestream_bridge.store.influx.committed import Committed, committed_rows
 from curvestream_bridge.store.influx.rows import (
     POINT,
     SELECT_FIELDS,
@@ -131,7 +134,8 @@ class RollupWriter:
         self.open: dict[tuple[SeriesKey, str], OpenBuckets] = {}
         self.unrolled: set[SeriesKey] = set()  # our plan is stored, the points stored before it are not rolled up yet
         self.made: set[SeriesKey] = set()  # plans we made whose first rollup rows are not known stored yet
-        self._staged: tuple[dict, dict, dict, set, set] = ({}, {}, {}, set(), set())
+        self._staged: tuple[dict, dict, dict, set, set, dict] | None = None  # a write's, until commit()
+        self.before: dict[tuple[SeriesKey, str, int], Committed] = {}  # see .committed
 
     def source(self, axis: str) -> str:
         """The rollups of ``axis`` as a FROM clause names them."""
@@ -174,7 +178,9 @@ class RollupWriter:
               run: Statements, raw_points: Callable[[SeriesKey], tuple[np.ndarray, ...]],
               post: Callable[[list[str]], None]) -> tuple[list[str], list[str]]:
         """The rollup lines of a write: those of the database's default retention
-        policy, and those of the meta policy (``META_AXES``)."""
+        policy, and those of the meta policy (``META_AXES``). A write whose lines
+        were made but not committed before this one failed (see :mod:`.committed`)."""
+        self._failed()
         work, plans_new, counts_new, rolled_up = self._plan_work(columns, run, raw_points, post)
         lines: dict[str, list[str]] = {"time": [], "step": []}
         # A series whose plan we made starts from no rows, also when the write that made
@@ -190,41 +196,35 @@ class RollupWriter:
         pending: list[tuple[SeriesKey, str, int, np.ndarray, M4Agg, list[np.ndarray | None]]] = []
         for key, plans, steps, walls, values in work:
             for axis, plan in plans.items():
-                ob = open_new[(key, axis)]
                 packed = axis in PACKED_AXES
                 new_points = _bucket_points(plan, steps, walls, values) if packed else {}
                 for k, buckets, agg in list(batch_partials(plan, steps, walls, values)):  # merged into below
-                    with_points = k == 0 and packed
-                    pts: list[np.ndarray | None] = [new_points[int(b)] for b in buckets] if with_points else []
-                    last = ob.last.get(k)
+                    pts: list[np.ndarray | None] = [new_points[int(b)] for b in buckets] if k == 0 and packed else []
+                    last = open_new[(key, axis)].last.get(k)
                     if last is not None:
-                        same = buckets == last[0]
-                        if same.any():
-                            i = int(np.flatnonzero(same)[0])
-                            both = M4Agg.concat([agg.take(np.array([i])), last[1]])
-                            agg.put(np.array([i]), merge(both, np.zeros(2, np.int64), 1, axis))
-                            if with_points:
-                                pts[i] = _joined(pts[i], last[2])
                         older = buckets < last[0]
+                        known = self.before.get((key, axis, k))
+                        if known is not None:  # remembered: the stored rows may hold a failed write's points
+                            older &= ~np.isin(buckets, known.buckets)
                         if older.any():
                             reads.append((key, axis, k, buckets[older]))
                     pending.append((key, axis, k, buckets, agg, pts))
-                    top = int(np.argmax(buckets))
-                    if last is None or buckets[top] >= last[0]:
-                        ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if with_points else None)
         stored = self._read_rows(reads, plans_of={k: p for k, p, *_ in work}, run=run)
+        before: dict[tuple[SeriesKey, str, int], Committed] = {}
         for key, axis, k, buckets, agg, pts in pending:
-            old = stored.get((key, axis, k))
-            if old is not None:
-                agg = _merge_into(agg, buckets, old[0], old[1], axis)
-                with_points = k == 0 and axis in PACKED_AXES
-                if with_points:
-                    by_bucket = dict(zip(old[0].tolist(), old[2]))
-                    pts = [_joined(p, by_bucket[b]) if b in by_bucket else p for b, p in zip(buckets.tolist(), pts)]
-                ob = open_new[(key, axis)]
-                top = int(np.argmax(buckets))
-                if ob.last.get(k) is not None and ob.last[k][0] == buckets[top]:
-                    ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if with_points else None)
+            ob = open_new[(key, axis)]
+            last = ob.last.get(k)
+            old = before[(key, axis, k)] = committed_rows(buckets, stored.get((key, axis, k)), last,
+                                                          self.before.get((key, axis, k)))
+            if len(old.rows):
+                _merge_into(agg, buckets, old.rows, old.agg, axis)
+                if pts:
+                    at = np.searchsorted(buckets, old.rows).tolist()
+                    for i, p in zip(at, old.points):
+                        pts[i] = _joined(pts[i], p)
+            top = int(np.argmax(buckets))
+            if last is None or buckets[top] >= last[0]:
+                ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if pts else None)
             plan = (self.plans.get(key) or plans_new[key])[axis]
             tags = f"{MEASUREMENT[axis]},{series_tags(key)},k={k},w={encode_tag(self.writer)}"
             if axis == "time":
@@ -237,7 +237,7 @@ class RollupWriter:
                            for b, text, p in zip(buckets.tolist(), texts, pts))
             else:
                 out.extend(f'{tags} {text} {int(b) * size}' for b, text in zip(buckets.tolist(), texts))
-        self._staged = (plans_new, counts_new, open_new, rolled_up, fresh)
+        self._staged = (plans_new, counts_new, open_new, rolled_up, fresh, before)
         meta = [line for axis in META_AXES for line in lines[axis]]
         return [line for axis, part in lines.items() if axis not in META_AXES for line in part], meta
 
@@ -302,7 +302,10 @@ class RollupWriter:
         return work, plans_new, counts_new, rolled_up
 
     def commit(self) -> None:
-        plans_new, counts_new, open_new, rolled_up, fresh = self._staged
+        """The lines of the last ``lines()`` are stored."""
+        if self._staged is None:
+            return
+        plans_new, counts_new, open_new, rolled_up, fresh, before = self._staged
         self.made -= fresh
         self.unrolled -= rolled_up
         self.plans.update(plans_new)
@@ -310,7 +313,21 @@ class RollupWriter:
             self.counts.pop(key, None)
         self.counts.update(counts_new)
         self.open.update(open_new)
-        self._staged = ({}, {}, {}, set(), set())
+        for group, rows in before.items():  # the stored rows of these buckets are committed ones again
+            known = self.before.pop(group, None)
+            if known is not None and len(rest := known.without(rows.buckets)):
+                self.before[group] = rest
+        self._staged = None
+
+    def _failed(self) -> None:
+        """The lines of the last ``lines()`` may be stored in part, and their batches will come again:
+        remember what the rows of their buckets held before."""
+        if self._staged is None:
+            return
+        for group, rows in self._staged[-1].items():
+            known = self.before.get(group)
+            self.before[group] = rows if known is None else known.plus(rows)
+        self._staged = None
 
     def _open_for(self, wanted: list[tuple[SeriesKey, str]], run: Statements) -> dict[tuple[SeriesKey, str], OpenBuckets]:
         """Copies of the open buckets of these series (read the first time)."""
@@ -364,9 +381,9 @@ class RollupWriter:
                     [x for p in parts for x in p[2]]) for g, parts in found.items()}
 
 
-def _merge_into(agg: M4Agg, buckets: np.ndarray, old_b: np.ndarray, old: M4Agg, axis: str) -> M4Agg:
-    """``agg`` (one row per bucket) with the stored rows of the same buckets merged in."""
-    keep = np.isin(old_b, buckets)
-    both = M4Agg.concat([agg, old.take(np.flatnonzero(keep))])
-    group = np.concatenate([np.arange(len(buckets)), np.searchsorted(buckets, old_b[keep])])
-    return merge(both, group, len(buckets), axis)
+def _merge_into(agg: M4Agg, buckets: np.ndarray, old_b: np.ndarray, old: M4Agg, axis: str) -> None:
+    """Merges the rows ``old`` of buckets ``old_b`` (some of ``buckets``) into ``agg``
+    (one row per bucket), in place: only those rows, whatever the write's size."""
+    at = np.searchsorted(buckets, old_b)
+    both = M4Agg.concat([agg.take(at), old])
+    agg.put(at, merge(both, np.tile(np.arange(len(at)), 2), len(at), axis))

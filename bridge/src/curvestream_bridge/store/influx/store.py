@@ -85,6 +85,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
         self._lock = threading.Lock()
         self._runs_seen: set[tuple[str, str]] = set()
         self.rollups = params.get("rollups", "on").lower() not in ("off", "false", "0", "no")
+        self._rolled_up: set[tuple[bytes, int]] = set()  # batches in the rollups whose markers are not stored
         self._rollup = RollupWriter(params.get("writer") or writer_id or socket.gethostname(), self._db.meta)
         try:
             self._db.connect()
@@ -105,24 +106,24 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
         """Stores the batches not stored yet: their rollup rows first (their reads must
         not see this write's points), then their points, sent while the next are made;
         the batches' (producer, seq) markers only once all of that is stored, so a
-        write that fails is never taken for stored."""
+        write that fails is never taken for stored. A write that fails is rolled up
+        again from what the rows held before it (:mod:`.committed`); one that failed
+        only at its markers is rolled up already, and is not again."""
         with self._lock:
             batches = self._fresh(batches)
             if not batches:
                 return
+            ids = [(b.producer_id, b.seq) for b in batches]
             writing, meta_writing = self._db.writing(), self._db.writing(meta=True)
+            rolled = False
             try:
-                if self.rollups:
-                    columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
-                    for b in batches:
-                        for col in b.scalars:
-                            columns.setdefault((b.project, b.run, col.key), []).append(
-                                (col.steps, col.wall_ns, col.values))
-                    if columns:
-                        rows, meta_rows = self._rollup.lines(columns, self._db.statements, self._all_points,
-                                                             lambda lines: self._db.write(lines, meta=True))
-                        writing.add(rows)
-                        meta_writing.add(meta_rows)
+                columns = self._columns([b for b, i in zip(batches, ids) if i not in self._rolled_up])
+                if columns:
+                    rows, meta_rows = self._rollup.lines(columns, self._db.statements, self._all_points,
+                                                         lambda lines: self._db.write(lines, meta=True))
+                    rolled = True
+                    writing.add(rows)
+                    meta_writing.add(meta_rows)
                 for b in batches:
                     writing.add(self._batch_lines(b))
             except BaseException:
@@ -135,14 +136,25 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
                 meta_writing.abandon()
                 raise
             meta_writing.wait()
+            if rolled:  # the rows hold these batches now, whatever happens to their markers
+                self._rollup.commit()
+                self._rolled_up.update(ids)
             self._db.write([line for b in batches for line in self._run_lines(b)], meta=True)
             self._db.write([f"cs_batch,producer={b.producer_id.hex()} seq={b.seq}i {b.seq}" for b in batches],
                            meta=True)
-            self._rollup.commit()
+            self._rolled_up.difference_update(ids)
             for b in batches:
                 self._runs_seen.add((b.project, b.run))
                 if b.status is not None:
                     self._apply_status_locked(b.status)
+
+    def _columns(self, batches: Sequence[DecodedBatch]) -> dict[SeriesKey, list[tuple[np.ndarray, ...]]]:
+        """The scalar columns of the batches by series (none with rollups off): what their rollups take."""
+        columns: dict[SeriesKey, list[tuple[np.ndarray, ...]]] = {}
+        for b in batches if self.rollups else ():
+            for col in b.scalars:
+                columns.setdefault((b.project, b.run, col.key), []).append((col.steps, col.wall_ns, col.values))
+        return columns
 
     def _fresh(self, batches: Sequence[DecodedBatch]) -> list[DecodedBatch]:
         """The batches not stored yet (and each once)."""
@@ -156,6 +168,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
         for p, result in zip(producers, self._db.statements(stmts) if stmts else []):
             for s in result:
                 stored.update((p, int(v[1])) for v in s["values"])
+        self._rolled_up -= stored  # markers stored, their answer lost
         out = []
         for b in batches:
             if (b.producer_id, b.seq) not in stored:
