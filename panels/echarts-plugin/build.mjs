@@ -25,7 +25,7 @@ const common = {
   define: { 'process.env.NODE_ENV': '"production"' },
 };
 const results = [
-  // echarts: its own entry so that its name is known (index.html preloads it); app.js imports it when a chart is made
+  // echarts: its own entry (a stable name), imported by app.js when its first chart is made (src/page/echartsLoader.ts)
   await build({
     ...common,
     entryPoints: { app: resolve(here, 'src/page/main.ts'), echarts: resolve(here, 'src/page/echarts.ts') },
