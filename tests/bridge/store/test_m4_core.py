@@ -10,7 +10,7 @@ import pytest
 from curvestream_bridge.store.base import SeriesQuery
 from curvestream_bridge.store.m4.plan import X_NEG, X_POS, AxisScale, Intervals, column_intervals, plan_pieces
 from curvestream_bridge.store.m4.levels import LevelPlan, batch_partials, choose_base, many_partials
-from curvestream_bridge.store.m4.kernel import pixel_columns
+from curvestream_bridge.store.m4.kernel import m4_indices, pixel_columns
 from curvestream_bridge.store.m4.agg import MAX, MIN, M4Agg, merge
 from curvestream_bridge.store.m4.query import assemble, frame, m4_result
 
@@ -121,3 +121,33 @@ def test_the_partials_of_several_series_at_once_are_those_of_each_series_alone(a
             for field in ("n", "step", "wall", "has", "c0", "c1"):
                 assert np.array_equal(getattr(agg, field), getattr(got, field)), (k, field)
             assert np.array_equal(np.where(agg.has, agg.value, 0), np.where(got.has, got.value, 0), equal_nan=True)
+
+
+def _m4_by_column(x: np.ndarray, y: np.ndarray, start: float, end: float, width: int) -> list[int]:
+    """M4 spelled out column by column: the first and last point, the earliest
+    minimum and the latest maximum (NaN left out), the first NaN."""
+    cols = pixel_columns(x, start, end, width)
+    picks: set[int] = set()
+    for c in np.unique(cols):
+        idx = np.flatnonzero(cols == c).tolist()
+        picks |= {idx[0], idx[-1]}
+        values = [(float(y[i]), i) for i in idx if not np.isnan(y[i])]
+        if values:
+            lo, hi = min(v for v, _ in values), max(v for v, _ in values)
+            picks |= {min(i for v, i in values if v == lo), max(i for v, i in values if v == hi)}
+        nans = [i for i in idx if np.isnan(y[i])]
+        if nans:
+            picks.add(nans[0])
+    return sorted(picks)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_m4_kernel_keeps_per_column_first_last_earliest_minimum_latest_maximum_and_first_nan(seed):
+    rng = np.random.default_rng(seed)
+    hostile = np.array([0.0, -0.0, 1.0, -1.0, 2.0, np.nan, np.inf, -np.inf])
+    for _ in range(200):
+        n, width = int(rng.integers(1, 300)), int(rng.integers(1, 40))
+        x = np.sort(rng.integers(0, 500, n)).astype(np.float64)
+        y = rng.choice(hostile, n) if rng.random() < 0.5 else rng.normal(size=n).round(1)
+        start, end = float(x[0]) - rng.integers(0, 3), float(x[-1]) + rng.integers(0, 3)
+        assert m4_indices(x, y, start, end, width).tolist() == _m4_by_column(x, y, start, end, width)
