@@ -9,8 +9,10 @@ An engine answers a query in three steps:
    ``frame.pieces.keys(k)`` (all rows of the top level), and the raw points of
    the straddling bottom buckets.
 3. :func:`assemble` merges them per column; :func:`m4_result` turns that into
-   the answer, or, when the range holds at most ``4*width`` points, the engine
-   reads them and calls :func:`raw_result`.
+   the answer, or, when the range holds few enough points (``raw_below`` per
+   column: 4, or more for an engine that reads a range's points cheaply), the
+   engine reads them and calls :func:`raw_result`, which answers them all (at
+   most 4 per column) or their M4.
 
 A series without rollups (too short yet, or ``rollups=off``) is answered from
 its raw points by :func:`points_result`.
@@ -87,15 +89,16 @@ def frame(q: SeriesQuery, origin: int, extent: tuple[int, int] | None, plan: Lev
 
 def rollup_answer(q: SeriesQuery, origin: int, extent: tuple[int, int], count: int, plan: LevelPlan,
                   rolled_up: Callable[[Frame], tuple[T, M4Agg]],
-                  raw: Callable[[Frame, T, M4Agg], SeriesResult], probe_below: float = 16) -> SeriesResult:
+                  raw: Callable[[Frame, T, M4Agg], SeriesResult], probe_below: float = 16,
+                  raw_below: float = 4) -> SeriesResult:
     """The answer of an engine with rollups: the raw points of the range when it
     holds at most 4·width of them, else its M4. ``rolled_up(frame)`` reads what a
     frame needs and gives its per-interval aggregates (and whatever ``raw``, which
-    reads the range's points, wants of that read). ``probe_below``: see
-    :func:`rollup_answers`."""
+    reads the range's points, wants of that read). ``probe_below``, ``raw_below``:
+    see :func:`rollup_answers`."""
     return rollup_answers([RollupJob(q, origin, extent, count, plan)],
                           lambda jobs: [rolled_up(f) for _, f in jobs],
-                          lambda jobs: [raw(f, state, agg) for _, f, state, agg in jobs], probe_below)[0]
+                          lambda jobs: [raw(f, state, agg) for _, f, state, agg in jobs], probe_below, raw_below)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,7 +116,7 @@ class RollupJob:
 def rollup_answers(jobs: list[RollupJob],
                    rolled_up: Callable[[list[tuple[int, Frame]]], list[tuple[T, M4Agg]]],
                    raw: Callable[[list[tuple[int, Frame, T, M4Agg]]], list[SeriesResult]],
-                   probe_below: float = 16) -> list[SeriesResult]:
+                   probe_below: float = 16, raw_below: float = 4) -> list[SeriesResult]:
     """:func:`rollup_answer` of many series at once, phase by phase, so that an
     engine reads what all of them need in each phase together (one statement,
     one request): ``rolled_up`` gets ``(job index, frame)`` pairs and ``raw``
@@ -127,7 +130,14 @@ def rollup_answers(jobs: list[RollupJob],
     cost: an engine whose full frame costs much more than a count (one
     statement per straddling bucket) wants a generous bound, one whose
     statements cost about the same whatever they read wants 4 (count only
-    what is likely raw)."""
+    what is likely raw).
+
+    A range of at most ``raw_below``·width points is answered from its raw
+    points (``raw``; their M4 past 4 per column), a larger one from its rollup
+    rows. The answer is the same either way; an engine that reads a range's
+    points cheaply (DuckDB: consecutive chunks, ~45 ns a point) sets it higher
+    than 4, where those points cost less than the straddling buckets' chunks
+    and the frame's assembly."""
     out: list[SeriesResult | None] = [None] * len(jobs)
     first: list[tuple[int, Frame, bool]] = []  # (job, frame, probe)
     for i, job in enumerate(jobs):
@@ -146,7 +156,7 @@ def rollup_answers(jobs: list[RollupJob],
     again: list[tuple[int, Frame, bool]] = []
     for (i, f, probe), (state, agg) in zip(first, rolled_up([(i, f) for i, f, _ in first]) if first else []):
         n = int(agg.n[f.columns].sum())
-        if n <= 4 * f.width:
+        if n <= raw_below * f.width:
             raws.append((i, f, state, agg))
         elif probe:
             job = jobs[i]
@@ -156,7 +166,7 @@ def rollup_answers(jobs: list[RollupJob],
         else:
             out[i] = m4_result(f, agg)
     for (i, f, _), (state, agg) in zip(again, rolled_up([(i, f) for i, f, _ in again]) if again else []):
-        if int(agg.n[f.columns].sum()) > 4 * f.width:
+        if int(agg.n[f.columns].sum()) > raw_below * f.width:
             out[i] = m4_result(f, agg)
         else:
             raws.append((i, f, state, agg))
@@ -296,12 +306,17 @@ def m4_result(f: Frame, agg: M4Agg) -> SeriesResult:
 
 def raw_result(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray,
                before: tuple[int, int, float] | None, after: tuple[int, int, float] | None) -> SeriesResult:
-    """All points of the range (any order; points outside it are dropped)."""
+    """The answer from every point of the range (any order; points outside it
+    are dropped): all of them when they are at most 4 per column, else their M4."""
     x = step if f.axis == "step" else wall
     keep = (x >= f.lo) & (x <= f.hi)
     step, wall, value = step[keep], wall[keep], value[keep]
     order = order_by_x(f.axis, step, wall)
-    return _result(f, True, len(step), step[order], wall[order], value[order], before, after)
+    step, wall, value = step[order], wall[order], value[order]
+    if len(step) <= 4 * f.width:
+        return _result(f, True, len(step), step, wall, value, before, after)
+    idx = m4_indices(f.scale.x(step if f.axis == "step" else wall), value, f.start, f.end, f.width)
+    return _result(f, False, len(step), step[idx], wall[idx], value[idx], before, after)
 
 
 def points_result(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray) -> SeriesResult:
