@@ -12,7 +12,8 @@ from curvestream_bridge.store.m4.plan import X_NEG, X_POS, AxisScale, Intervals,
 from curvestream_bridge.store.m4.levels import LevelPlan, batch_partials, choose_base, many_partials
 from curvestream_bridge.store.m4.kernel import m4_indices, pixel_columns
 from curvestream_bridge.store.m4.agg import MAX, MIN, M4Agg, merge
-from curvestream_bridge.store.m4.query import assemble, frame, m4_result
+from curvestream_bridge.store.m4.agg import FIRST, LAST
+from curvestream_bridge.store.m4.query import assemble, frame, m4_result, raw_result
 
 from test_store_support import Points, assert_same, curve, reference
 
@@ -151,3 +152,31 @@ def test_the_m4_kernel_keeps_per_column_first_last_earliest_minimum_latest_maxim
         y = rng.choice(hostile, n) if rng.random() < 0.5 else rng.normal(size=n).round(1)
         start, end = float(x[0]) - rng.integers(0, 3), float(x[-1]) + rng.integers(0, 3)
         assert m4_indices(x, y, start, end, width).tolist() == _m4_by_column(x, y, start, end, width)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_range_answered_from_its_raw_points_past_4_per_column_is_their_m4_as_from_rollups(seed):
+    """What an engine with cheap raw reads (DuckDB's RAW_BELOW) answers from the
+    points of a range holding more than 4 per column: the rollup path's answer."""
+    rng = np.random.default_rng(seed)
+    x = ("step", "time", "relative")[seed % 3]
+    points = curve(rng, int(rng.integers(5_000, 20_000)), regress=seed % 2 == 0)
+    cuts = np.sort(rng.choice(np.arange(1, len(points)), size=8, replace=False))
+    plan, rows = rolled_up(points, "step" if x == "step" else "time", cuts)
+    ref_all = reference(SeriesQuery("p", "r", "k", x, None, None, 10), points)
+    checked = 0
+    for _ in range(10):
+        a, b = np.sort(rng.uniform(ref_all.start, ref_all.end, 2))
+        q = SeriesQuery("p", "r", "k", x, float(a), float(b), int(rng.choice([7, 40, 137])))
+        xs = points.steps if q.x == "step" else points.walls
+        f = frame(q, int(points.walls.min()), (int(xs.min()), int(xs.max())), plan)
+        agg = assemble(f, rows, (points.steps, points.walls, points.values))
+        from_rollups = m4_result(f, agg)
+        if from_rollups.total <= 4 * q.width:
+            continue
+        got = raw_result(f, points.steps, points.walls, points.values,
+                         agg.point(LAST, 0), agg.point(FIRST, len(agg) - 1))
+        assert not got.raw
+        assert_same(got, from_rollups, repr(q))
+        checked += 1
+    assert checked > 0
