@@ -32,7 +32,7 @@ import numpy as np
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.duckdb import chunks as chunk_codec
 from curvestream_bridge.store.duckdb.aggrows import AGG_NAMES, agg_from, ints, scan
-from curvestream_bridge.store.duckdb.points import (PROBE_BELOW, RAW_BELOW, _span, by_level, cached_rows, series_query,
+from curvestream_bridge.store.duckdb.points import (RAW_BELOW, _span, by_level, cached_rows, series_query,
                                                     straddler_chunks)
 from curvestream_bridge.store.duckdb.rollcache import Reader
 from curvestream_bridge.store.duckdb.upper import upper_rows
@@ -71,7 +71,7 @@ def series_many(cur: duckdb.DuckDBPyConnection, items: list[ManyItem], empty: An
             lambda jobs, sids=sids, axis=axis: [(None, agg) for agg in
                                                 _rolled_up(cur, axis, [(sids[j], f) for j, f in jobs], cache)],
             lambda jobs, sids=sids, axis=axis: _raw(cur, axis, [(sids[j], f, agg) for j, f, _, agg in jobs]),
-            PROBE_BELOW, RAW_BELOW)
+            RAW_BELOW, RAW_BELOW)
         for (i, _, _), answer in zip(entries, answers):
             out[i] = answer
     return out  # type: ignore[return-value]

@@ -58,11 +58,9 @@ points (their M4 past 4 per column): reading a range's consecutive chunks
 costs ~45 ns a point and the M4 kernel ~20 ns, where the rollup path pays
 ~11 µs per column for the straddling buckets' chunks and the frame's assembly
 (a 10M-point series, width 1142: 85k points answered in ~6 ms raw, 12.9 ms
-from rollups; 833k points: 40 ms of reading against 16 ms)."""
-
-PROBE_BELOW = RAW_BELOW
-"""Count a range first only when it likely holds at most ``RAW_BELOW``·width
-points (is likely answered raw); with the rollup rows in memory a count is
+from rollups; 833k points: 40 ms of reading against 16 ms). It is also the
+bound below which a range is counted first (``probe_below`` of
+:func:`..m4.query.rollup_answers`): with the rollup rows in memory a count is
 cheap, from the tables it costs a statement nearly as dear as the rows of the
 full frame."""
 
@@ -214,7 +212,7 @@ def series_query(cur: duckdb.DuckDBPyConnection, q: SeriesQuery, sid: int, plan:
                               agg.point(FIRST, len(agg) - 1))
 
         return rollup_answer(q, origin, extent, count, plan,
-                             lambda f: (None, _rolled_up(cur, sid, plan, f, cache)), raw, PROBE_BELOW, RAW_BELOW)
+                             lambda f: (None, _rolled_up(cur, sid, plan, f, cache)), raw, RAW_BELOW, RAW_BELOW)
     f = frame(q, origin, extent, None)
     if f is None or f.lo > f.hi:
         return empty_result(q)

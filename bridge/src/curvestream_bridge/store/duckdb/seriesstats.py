@@ -27,7 +27,7 @@ import numpy as np
 from curvestream_bridge.store.base import MetricRecord
 from curvestream_bridge.store.duckdb.aggrows import scan
 
-__all__ = ["add_columns", "add_record", "metrics", "run_start_ns", "run_starts_ns"]
+__all__ = ["add_columns", "add_record", "metrics", "run_starts_ns"]
 
 
 def add_columns(cur: duckdb.DuckDBPyConnection, columns: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]) -> None:
@@ -94,16 +94,8 @@ def metrics(cur: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, str]]) -> 
     return [list(found[pair]) for pair in runs]
 
 
-def run_start_ns(cur: duckdb.DuckDBPyConnection, project: str, run: str) -> int:
-    """The earliest wall time of the run's series (0: none yet)."""
-    row = cur.execute(
-        "SELECT min(first_ns) FROM series WHERE project = ? AND run = ?", [project, run]
-    ).fetchall()[0]
-    return int(row[0]) if row and row[0] is not None else 0
-
-
 def run_starts_ns(cur: duckdb.DuckDBPyConnection, runs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
-    """:func:`run_start_ns` of several runs, by one statement (a run with no series yet is left out)."""
+    """The earliest wall time of each run's series, by one statement (a run with no series yet is left out)."""
     if not runs:
         return {}
     pairs = sorted(runs)

@@ -281,7 +281,8 @@ class DuckDBStore:
         if sid is None:
             return empty_result(q)
         with _snapshot(cur, self.rollup_cache) as cache:  # one snapshot for the several reads of a query
-            origin = seriesstats.run_start_ns(cur, q.project, q.run) if q.x == "relative" else 0
+            run = (q.project, q.run)
+            origin = seriesstats.run_starts_ns(cur, {run}).get(run, 0) if q.x == "relative" else 0
             return series_query(cur, q, sid, self._points.plan(sid, rollup_axis(q.x)), origin, cache)
 
     def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
