@@ -70,8 +70,13 @@ function valueAtStep(data: SeriesData, step: number): number | null {
 export function chartAlertsText(alerts: readonly ApiAlert[], refs: readonly RunRef[], key: string): string {
   const runs = new Set(refs.map(runKey));
   return JSON.stringify(
-    alerts.filter((a) => runs.has(runKey(a)) && (a.key === key || a.key === '') && a.kind in ALERT_LABELS),
+    alerts.filter((a) => runs.has(runKey(a)) && marksChartOf(a, key)),
   );
+}
+
+/** An alert of this key (or of its whole run) of a kind the chart marks. */
+function marksChartOf(alert: ApiAlert, key: string): boolean {
+  return (alert.key === key || alert.key === '') && alert.kind in ALERT_LABELS;
 }
 
 export function alertMarkers(
@@ -84,8 +89,7 @@ export function alertMarkers(
   const seen = new Set<string>();
   const out: ChartMarker[] = [];
   for (const alert of alerts) {
-    if (alert.project !== ref.project || alert.run !== ref.run || (alert.key !== key && alert.key !== '')) continue;
-    if (!(alert.kind in ALERT_LABELS)) continue;
+    if (alert.project !== ref.project || alert.run !== ref.run || !marksChartOf(alert, key)) continue;
     const step = alert.fired_step ?? alert.step;
     const id = `${alert.kind}@${step}`;
     if (seen.has(id)) continue;
