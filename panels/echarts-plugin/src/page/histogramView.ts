@@ -65,7 +65,7 @@ export class HistogramView {
 
   setTheme(theme: ChartTheme): void {
     this.theme = theme;
-    for (const [key, card] of this.cards) if (card.grid) this.draw(key, card, card.grid);
+    for (const [key, card] of this.cards) if (card.grid && card.chart) this.draw(key, card, card.chart, card.grid);
   }
 
   dispose(): void {
@@ -107,7 +107,7 @@ export class HistogramView {
       const [rows, echarts] = await Promise.all([this.api.histograms(ref, key, DETAIL.histogramLimit), loadECharts()]);
       if (seq !== this.seq) return;
       card.chart ??= echarts.init(card.canvas, null, { renderer: 'canvas' });
-      this.draw(key, card, histogramGrid(rows, DETAIL.histogramBins));
+      this.draw(key, card, card.chart, histogramGrid(rows, DETAIL.histogramBins));
     } catch (error) {
       if (seq !== this.seq) return;
       card.root.dataset.state = 'error';
@@ -116,10 +116,9 @@ export class HistogramView {
     }
   }
 
-  private draw(key: string, card: Card, grid: HistogramGrid): void {
+  private draw(key: string, card: Card, chart: EChartsType, grid: HistogramGrid): void {
     card.grid = grid;
-    if (!card.chart) return;
-    card.chart.setOption(histogramHeatmapOption(grid, this.theme, key), { notMerge: true });
+    chart.setOption(histogramHeatmapOption(grid, this.theme, key), { notMerge: true });
     card.root.dataset.state = 'ready';
     card.root.dataset.steps = String(grid.steps.length);
     card.root.dataset.bins = String(Math.max(0, grid.edges.length - 1));
