@@ -312,11 +312,7 @@ def raw_result(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray,
     keep = (x >= f.lo) & (x <= f.hi)
     step, wall, value = step[keep], wall[keep], value[keep]
     order = order_by_x(f.axis, step, wall)
-    step, wall, value = step[order], wall[order], value[order]
-    if len(step) <= 4 * f.width:
-        return _result(f, True, len(step), step, wall, value, before, after)
-    idx = m4_indices(f.scale.x(step if f.axis == "step" else wall), value, f.start, f.end, f.width)
-    return _result(f, False, len(step), step[idx], wall[idx], value[idx], before, after)
+    return _all_or_m4(f, step[order], wall[order], value[order], before, after)
 
 
 def points_result(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray) -> SeriesResult:
@@ -327,16 +323,18 @@ def points_result(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarra
     x = step if f.axis == "step" else wall
     i0 = int(np.searchsorted(x, f.lo, side="left"))
     i1 = int(np.searchsorted(x, f.hi, side="right"))
-    total = i1 - i0
-    if total <= 4 * f.width:
-        idx = np.arange(i0, i1)
-        raw = True
-    else:
-        idx = i0 + m4_indices(f.scale.x(x[i0:i1]), value[i0:i1], f.start, f.end, f.width)
-        raw = False
     before = (int(step[i0 - 1]), int(wall[i0 - 1]), float(value[i0 - 1])) if i0 > 0 else None
     after = (int(step[i1]), int(wall[i1]), float(value[i1])) if i1 < len(x) else None
-    return _result(f, raw, total, step[idx], wall[idx], value[idx], before, after)
+    return _all_or_m4(f, step[i0:i1], wall[i0:i1], value[i0:i1], before, after)
+
+
+def _all_or_m4(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray,
+               before: tuple[int, int, float] | None, after: tuple[int, int, float] | None) -> SeriesResult:
+    """The answer from the range's points in x order: all of them (at most 4 per column), or their M4."""
+    if len(step) <= 4 * f.width:
+        return _result(f, True, len(step), step, wall, value, before, after)
+    idx = m4_indices(f.scale.x(step if f.axis == "step" else wall), value, f.start, f.end, f.width)
+    return _result(f, False, len(step), step[idx], wall[idx], value[idx], before, after)
 
 
 def empty_result(q: SeriesQuery) -> SeriesResult:
