@@ -20,7 +20,8 @@ Measurements (all tag values percent-encoded, see :mod:`.lineproto`)::
 :mod:`.http`), so that a database whose default policy keeps points for a
 limited time still knows its runs, its stored batches and its rollup plans.
 
-The timestamp of a point is its wall time, so a replayed point lands on itself.
+The lines of points, histograms, texts, run metadata and alerts are made by
+:mod:`.lines`. The timestamp of a point is its wall time, so a replayed point lands on itself.
 A batch whose (producer, seq) is in ``cs_batch`` is not written again.
 
 URL parameters: ``rollups=off`` (raw points only; queries read every point),
@@ -53,11 +54,11 @@ from curvestream_bridge.store.base import (
     SeriesQuery,
     SeriesResult,
     StoreUnavailable,
-    meta_fields,
     record_from_meta,
     state_name,
 )
 from curvestream_bridge.store.influx.http import InfluxHTTP
+from curvestream_bridge.store.influx.lines import alert_line, batch_lines, meta_line
 from curvestream_bridge.store.influx.rollup import RollupWriter
 from curvestream_bridge.store.influx.rows import SeriesKey, series_where, tag_literal
 from curvestream_bridge.store.influx.series import NONFINITE, points_of, series_query
@@ -68,10 +69,6 @@ from curvestream_bridge.store.m4.query import rollup_axis
 __all__ = ["InfluxStore"]
 
 log = logging.getLogger("curvestream.bridge.influx")
-
-
-def _nonfinite_code(v: float) -> int:
-    return 1 if math.isnan(v) else (2 if v > 0 else 3)
 
 
 class InfluxStore(SeriesOneByOne, MetricsOneByOne):
@@ -125,7 +122,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
                     writing.add(rows)
                     meta_writing.add(meta_rows)
                 for b in batches:
-                    writing.add(self._batch_lines(b))
+                    writing.add(batch_lines(b))
             except BaseException:
                 writing.abandon()
                 meta_writing.abandon()
@@ -182,37 +179,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
         if (b.project, b.run) not in self._runs_seen:
             lines.append(f"cs_run,project={encode_tag(b.project)},run={encode_tag(b.run)} seen=true 0")
         if b.meta is not None:
-            lines.append(self._meta_line(b.meta))
-        return lines
-
-    def _batch_lines(self, b: DecodedBatch) -> list[str]:
-        lines: list[str] = []
-        run_tags = f"project={encode_tag(b.project)},run={encode_tag(b.run)}"
-        for col in b.scalars:
-            prefix = f"cs_scalar,metric={encode_tag(col.key)},{run_tags} step="
-            values = col.values
-            finite = np.isfinite(values)
-            steps = col.steps.tolist()
-            walls = col.wall_ns.tolist()
-            vals = values.tolist()
-            if finite.all():
-                lines.extend([f"{prefix}{s}i,value={v!r} {t}" for s, v, t in zip(steps, vals, walls)])
-            else:
-                for s, v, t, ok in zip(steps, vals, walls, finite.tolist()):
-                    if ok:
-                        lines.append(f"{prefix}{s}i,value={v!r} {t}")
-                    else:
-                        lines.append(f"{prefix}{s}i,nonfinite={_nonfinite_code(v)}i {t}")
-        for h in b.histograms:
-            lines.append(
-                f"cs_histogram,metric={encode_tag(h.key)},{run_tags} step={h.step}i,"
-                f"edges={string_field(json.dumps(list(h.bucket_edges)))},"
-                f"counts={string_field(json.dumps(list(h.counts)))},min={_num(h.min)},max={_num(h.max)},"
-                f"sum={_num(h.sum)},count={h.count}i {h.wall_ns}"
-            )
-        for t in b.texts:
-            lines.append(f"cs_text,metric={encode_tag(t.key)},{run_tags} step={t.step}i,level={t.level}i,"
-                         f"text={string_field(t.text)} {t.wall_ns}")
+            lines.append(meta_line(b.meta))
         return lines
 
     def _all_points(self, key: SeriesKey) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -220,15 +187,9 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
         wall, step, value = self._raw(series_where(key), None, None)
         return step, wall, value
 
-    @staticmethod
-    def _meta_line(meta: run_pb2.RunMeta) -> str:
-        fields = json.dumps(meta_fields(meta), ensure_ascii=False)
-        return (f"cs_run,project={encode_tag(meta.project)},run={encode_tag(meta.run)} "
-                f"meta={string_field(fields)},seen=true 0")
-
     def apply_meta(self, meta: run_pb2.RunMeta) -> None:
         with self._lock:
-            self._db.write([self._meta_line(meta)], meta=True)
+            self._db.write([meta_line(meta)], meta=True)
 
     def apply_status(self, status: run_pb2.RunStatus) -> bool:
         with self._lock:
@@ -273,18 +234,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
 
     def save_alert_state(self, entries: dict[str, str], alerts: Sequence[dict[str, Any]]) -> None:
         state = [f"cs_alert_state,name={encode_tag(k)} body={string_field(v)} 0" for k, v in entries.items()]
-        lines = []
-        for a in alerts:
-            tags = ",".join(f"{t}={encode_tag(str(a[f]) or '-')}" for t, f in (
-                ("project", "project"), ("run", "run"), ("metric", "key"), ("rule", "rule"), ("kind", "kind"),
-                ("severity", "severity"), ("state", "state")))
-            value = a["value"]
-            fields = (f"id={string_field(a['id'])},message={_plain_text_field(a['message'])},step={a['step']}i,"
-                      f"from_step={a['window']['from_step']}i,to_step={a['window']['to_step']}i,"
-                      f"version={a['version']}i,firing={1 if a['state'] == 'firing' else 0}i")
-            if isinstance(value, float) and math.isfinite(value):
-                fields += f",value={_num(value)}"
-            lines.append(f"cs_alert,{tags} {fields} {a.get('time_ns') or round(a['time_ms']) * 1_000_000}")
+        lines = [alert_line(a) for a in alerts]
         with self._lock:
             if lines:  # the transitions first: state saved means they are stored too
                 self._db.write(lines)
@@ -439,13 +389,3 @@ def _unjson(value: Any) -> Any:
         except ValueError:
             return value
     return value
-
-
-def _plain_text_field(text: str) -> str:
-    """A string field as readers such as Grafana annotations show it (no JSON quoting); newlines become spaces."""
-    flat = " ".join(text.splitlines())
-    return '"' + flat.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _num(v: float) -> str:
-    return repr(float(v)) if math.isfinite(v) else "0.0"
