@@ -35,6 +35,7 @@ from curvestream_bridge.store.duckdb.aggrows import AGG_NAMES, agg_from, ints, s
 from curvestream_bridge.store.duckdb.points import (RAW_BELOW, _span, by_level, cached_rows, series_query,
                                                     straddler_chunks)
 from curvestream_bridge.store.duckdb.rollcache import Reader
+from curvestream_bridge.store.duckdb.rollrows import Entry
 from curvestream_bridge.store.duckdb.upper import upper_rows
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
 from curvestream_bridge.store.m4.levels import LevelPlan
@@ -96,7 +97,7 @@ def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int
             for sid, f in frames]
     unkept = [i for i, e in enumerate(kept) if e is None]
     read = iter(_rollup_rows(cur, axis, [frames[i] for i in unkept]) if unkept else [])
-    rows: list[list[tuple[int, np.ndarray, M4Agg]]] = []
+    rows: list[list[tuple[int, np.ndarray, M4Agg]] | Entry] = []
     want: dict[str, list[np.ndarray]] = {"i": [], "cid": []}
     for i, ((sid, f), entry) in enumerate(zip(frames, kept)):
         assert f.pieces is not None

@@ -227,6 +227,7 @@ def _rolled_up(cur: duckdb.DuckDBPyConnection, sid: int, plan: LevelPlan, f: Fra
     """Per-interval aggregates of a frame: its rollup rows and the chunks of its straddling buckets."""
     assert f.pieces is not None
     entry = cache.entry(sid, f.axis, plan) if cache is not None else None
+    rows: list[tuple[int, np.ndarray, M4Agg]] | Entry
     if entry is not None:
         rows, cids = cached_rows(entry, f.pieces)
     else:
@@ -243,11 +244,12 @@ def straddler_chunks(rows: list[tuple[int, np.ndarray, M4Agg]], pieces: Any) -> 
     return _expand(bottom.c0[strad], bottom.c1[strad])
 
 
-def cached_rows(entry: Entry, pieces: Any) -> tuple[list[tuple[int, np.ndarray, M4Agg]], np.ndarray]:
-    """The rows of a frame's pieces from a cache entry, and the ids of the chunks of its straddling buckets."""
+def cached_rows(entry: Entry, pieces: Any) -> tuple[Entry, np.ndarray]:
+    """The rows of a frame's pieces from a cache entry (the entry itself: it
+    folds them where they lie), and the ids of the chunks of its straddling buckets."""
     c0, c1 = entry.chunk_ranges(pieces.straddlers)
     known = c0 >= 0
-    return entry.rows(pieces), _expand(c0[known], c1[known])
+    return entry, _expand(c0[known], c1[known])
 
 
 def _rollup_rows(cur: duckdb.DuckDBPyConnection, sid: int, axis: str, plan: LevelPlan,

@@ -8,7 +8,6 @@ beside them. Loaded from the tables in one statement, extended by copying
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import duckdb
 import numpy as np
@@ -16,7 +15,9 @@ import numpy as np
 from curvestream_bridge.store.duckdb.aggrows import AGG_NAMES, agg_from, ints
 from curvestream_bridge.store.duckdb.upper import upper_rows
 from curvestream_bridge.store.m4.agg import M4Agg, merge
+from curvestream_bridge.store.m4.fold import Folded
 from curvestream_bridge.store.m4.levels import LevelPlan
+from curvestream_bridge.store.m4.plan import Pieces
 
 __all__ = ["Added", "Level", "Entry", "load", "extend", "freeze", "COMPACT_SHARE", "COMPACT_MIN"]
 
@@ -38,18 +39,16 @@ class Level:
     pb: np.ndarray
     pagg: M4Agg
 
-    def rows(self, want: np.ndarray | None) -> tuple[np.ndarray, M4Agg]:
-        """The rows of the sorted buckets ``want`` (all rows when None)."""
-        if want is None:
-            b, agg = self.b, self.agg
-        else:
-            at = np.searchsorted(self.b, want)
-            at = at[self.b[np.minimum(at, len(self.b) - 1)] == want] if len(self.b) else at[:0]
-            b, agg = self.b[at], self.agg.take(at)
-        if len(self.pb) == 0:
-            return b, agg
-        mine = np.flatnonzero(np.isin(self.pb, want)) if want is not None else slice(None)
-        return np.concatenate([b, self.pb[mine]]), M4Agg.concat([agg, self.pagg.take(mine)])
+    def fold_into(self, acc: Folded, k: int, pieces: Pieces, axis: str) -> None:
+        """Fold the rows of level k's pieces: each piece's merged rows are a
+        range of ``b`` (read in place), the added rows are picked one by one."""
+        r = pieces.ranges[k]
+        if len(r):
+            acc.rows(self.agg, np.searchsorted(self.b, r[:, 0]), np.searchsorted(self.b, r[:, 1]), r[:, 2], axis)
+        if len(self.pb):
+            iv = pieces.interval_of(k, self.pb)
+            keep = np.flatnonzero(iv >= 0)
+            acc.rows(self.pagg, keep, keep + 1, iv[keep], axis)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,11 +71,10 @@ class Entry:
             n += lv.b.nbytes + lv.pb.nbytes + _agg_bytes(lv.agg) + _agg_bytes(lv.pagg)
         return n
 
-    def rows(self, pieces: Any) -> list[tuple[int, np.ndarray, M4Agg]]:
-        """The rows ``(k, buckets, agg)`` of a frame's pieces (all of the top
-        level), as :func:`..m4.query.assemble` takes them."""
-        top = self.plan.top
-        return [(k, *lv.rows(None if k == top else pieces.keys(k))) for k, lv in enumerate(self.levels)]
+    def fold_into(self, acc: Folded, pieces: Pieces, axis: str) -> None:
+        """Fold the rows of a frame's pieces, every level (a :class:`..m4.query.RowSource`)."""
+        for k, lv in enumerate(self.levels):
+            lv.fold_into(acc, k, pieces, axis)
 
     def chunk_ranges(self, buckets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The chunk-id ranges ``(c0, c1)`` of every bottom row of ``buckets`` (sorted)."""

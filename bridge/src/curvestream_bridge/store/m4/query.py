@@ -21,18 +21,19 @@ its raw points by :func:`points_result`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, TypeVar
+from typing import Callable, Protocol, TypeVar
 
 import numpy as np
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.m4.plan import AxisScale, Intervals, Pieces, column_intervals, plan_pieces
-from curvestream_bridge.store.m4.levels import LevelPlan, in_x_order, order_by_x
+from curvestream_bridge.store.m4.levels import LevelPlan, order_by_x
 from curvestream_bridge.store.m4.kernel import m4_indices
-from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg, merge, merge_runs, points_runs
+from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
+from curvestream_bridge.store.m4.fold import Folded
 
 __all__ = ["Frame", "frame", "assemble", "m4_result", "raw_result", "points_result", "empty_result", "rollup_axis",
-           "rollup_answer", "rollup_answers", "RollupJob"]
+           "rollup_answer", "rollup_answers", "RollupJob", "RowSource"]
 
 T = TypeVar("T")
 
@@ -186,97 +187,36 @@ def _probably_raw(f: Frame, count: int, extent: tuple[int, int], factor: float) 
     return count * share <= factor * f.width
 
 
-def assemble(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
+class RowSource(Protocol):
+    """Rollup rows an engine keeps where they lie (the DuckDB rollup cache's
+    sorted levels): it folds the rows of a frame's pieces itself."""
+
+    def fold_into(self, acc: Folded, pieces: Pieces, axis: str) -> None: ...
+
+
+def assemble(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]] | RowSource,
              raw: tuple[np.ndarray, np.ndarray, np.ndarray]) -> M4Agg:
     """Per-interval aggregates from rollup rows ``(k, buckets, agg)`` (any
-    level, several partial rows per bucket allowed, unneeded buckets ignored)
-    and raw points (step, wall, value) that include every point of the
-    straddling bottom buckets (others are ignored).
+    level, any order, several partial rows per bucket allowed, unneeded buckets
+    ignored) or a :class:`RowSource`, and raw points (step, wall, value, any
+    order) that include every point of the straddling bottom buckets (others
+    are ignored).
 
-    Pieces and straddling buckets never overlap, so once the partial rows of a
-    bucket are merged, everything sorts by where it starts on x and each
-    interval is one run: merged in O(rows) after one sort."""
+    Pieces and straddling buckets never overlap, so each row and each such
+    point belongs to one interval: each is folded into its interval's
+    aggregate (:mod:`.fold`, in O(rows + points), nothing sorted)."""
     assert f.intervals is not None and f.pieces is not None
+    acc = Folded(len(f.intervals))
+    if isinstance(rows, list):
+        for k, buckets, agg in rows:
+            iv = f.pieces.interval_of(k, buckets)
+            keep = np.flatnonzero(iv >= 0)
+            acc.rows(agg, keep, keep + 1, iv[keep], f.axis)
+    else:
+        rows.fold_into(acc, f.pieces, f.axis)
     plan = f.pieces.plan
-    parts, keeps, starts = [], [], []
-    by_level: dict[int, list[tuple[np.ndarray, M4Agg]]] = {}
-    for k, buckets, agg in rows:
-        by_level.setdefault(k, []).append((buckets, agg))
-    for k, entries in by_level.items():
-        buckets = np.concatenate([e[0] for e in entries]) if len(entries) > 1 else entries[0][0]
-        agg = M4Agg.concat([e[1] for e in entries]) if len(entries) > 1 else entries[0][1]
-        keep = np.flatnonzero(f.pieces.interval_of(k, buckets) >= 0)
-        buckets, agg, keep = _one_row_per_bucket(buckets, agg, keep, f.axis)
-        parts.append(agg)
-        keeps.append(keep)
-        starts.append(buckets[keep] * plan.size(k))
-    raw_agg, raw_start = _raw_runs(f, *raw)
-    parts.append(raw_agg)
-    keeps.append(np.arange(len(raw_agg)))
-    starts.append(raw_start)
-    start = np.concatenate(starts)
-    offsets = np.cumsum([0] + [len(p) for p in parts[:-1]])
-    kept = np.concatenate([keep + offset for keep, offset in zip(keeps, offsets)])
-    order = np.argsort(start, kind="stable")
-    start = start[order]
-    iv = f.intervals.index(start)
-    out = M4Agg.empty(len(f.intervals))
-    if len(iv):
-        runs = np.flatnonzero(np.concatenate(([True], iv[1:] != iv[:-1])))
-        out.put(iv[runs], merge_runs(M4Agg.concat(parts), runs, kept[order]))
-    return out
-
-
-def _one_row_per_bucket(buckets: np.ndarray, agg: M4Agg, keep: np.ndarray,
-                        axis: str) -> tuple[np.ndarray, M4Agg, np.ndarray]:
-    """Merge the partial rows of the kept buckets that have several (only
-    those: a general merge sorts); answers the rows and which to keep."""
-    b = buckets[keep]
-    if len(b) < 2 or bool(np.all(b[1:] > b[:-1])):  # rows as read: one per bucket, in order
-        return buckets, agg, keep
-    order = np.argsort(b, kind="stable")
-    bs = b[order]
-    dup = np.concatenate(([False], bs[1:] == bs[:-1]))
-    if not dup.any():
-        return buckets, agg, keep
-    dup[:-1] |= dup[1:]  # both sides of each equal pair
-    single, multi = keep[order[~dup]], keep[order[dup]]
-    keys, group = np.unique(buckets[multi], return_inverse=True)
-    merged = merge(agg.take(multi), group.ravel(), len(keys), axis)
-    rows = M4Agg.concat([agg.take(single), merged])
-    return np.concatenate([buckets[single], keys]), rows, np.arange(len(rows))
-
-
-def _raw_runs(f: Frame, step: np.ndarray, wall: np.ndarray, value: np.ndarray) -> tuple[M4Agg, np.ndarray]:
-    """The raw points of the straddling bottom buckets, merged per interval and
-    bucket (so that runs do not overlap the pieces between two straddlers), and
-    where each run starts.
-
-    Once the points are in x order, runs begin where an interval or a bucket
-    begins: found by searching the few edges among the points rather than
-    each point among the edges."""
-    assert f.intervals is not None and f.pieces is not None
-    straddlers = f.pieces.straddlers
-    if len(step) == 0 or len(straddlers) == 0:
-        return M4Agg.empty(), np.zeros(0, np.int64)
-    step, wall, value = (np.ascontiguousarray(a) for a in (step, wall, value))
-    if not in_x_order(f.axis, step, wall):
-        order = order_by_x(f.axis, step, wall)
-        step, wall, value = step[order], wall[order], value[order]
-    x = step if f.axis == "step" else wall
-    plan = f.pieces.plan
-    s0 = plan.size(plan.k0)
-    edges = np.concatenate((f.intervals.edges[1:-1], straddlers * s0, (straddlers + 1) * s0))
-    runs = np.unique(np.searchsorted(x, edges, side="left"))
-    runs = np.concatenate(([0], runs[(runs > 0) & (runs < len(x))]))
-    b = plan.bottom_bucket(x[runs])
-    pos = np.minimum(np.searchsorted(straddlers, b), len(straddlers) - 1)
-    mine = straddlers[pos] == b  # runs of points outside every straddling bucket are dropped
-    agg = points_runs(step, wall, value, runs)
-    if not mine.all():
-        keep = np.flatnonzero(mine)
-        agg, runs = agg.take(keep), runs[keep]
-    return agg, x[runs]
+    acc.points(*raw, f.intervals.edges, f.pieces.straddlers, plan.size(plan.k0), f.axis)
+    return acc.agg
 
 
 def _neighbour(agg: M4Agg, kind: int, i: int) -> tuple[int, int, float] | None:
