@@ -14,7 +14,7 @@ from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store import open_store
 from curvestream_bridge.store.base import SeriesQuery
 from curvestream_bridge.store.m4.query import frame, points_result
-from page_helpers import chart, open_page, page_context, plot_center, wait_chart
+from page_helpers import chart, hover_tooltip, open_page, page_context, plot_center, wait_chart
 from servers import wait_until
 
 RUNS = 10
@@ -152,3 +152,26 @@ def test_ten_runs_overlaid_ask_once_per_zoom_draw_their_raw_line_at_every_zoom_a
         _assert_drawn_as_raw(page, runs, None, width(), "zoomed out")
         page.screenshot(path=str(output_dir / "page-zoom-3-zoomed-out.png"))
         assert not page.page_errors, page.page_errors
+
+
+def test_a_wheel_zoom_hides_the_tooltip_until_the_pointer_moves_again(browser, bridge_factory, tmp_path):
+    """The values under the pointer change with the window: ECharts would lay its tooltip out again after
+    every redraw of the gesture (a layout of the whole page each time); the tooltip goes instead."""
+    runs = dict(list(_runs().items())[:1])
+    _write(tmp_path / "s.duckdb", runs)
+    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
+    with page_context(browser, 1280, 800, 1) as page:
+        open_page(page, bridge, runs=tuple((PROJECT, r) for r in runs))
+        wait_chart(page, KEY, lambda c: len(c["series"]) == 1 and c["series"][0]["points"] > 0, "the overview")
+        hover_tooltip(page, KEY, 1)
+        tooltip = page.get_by_test_id(f"chart-{KEY}").locator(".cs-tt-rows")
+        before = page.evaluate("window.__curvestream.zoom")
+        page.mouse.wheel(0, -200)
+        wait_until(lambda: page.evaluate("window.__curvestream.zoom") != before, 10, "the zoom to follow the wheel")
+        window = page.evaluate("window.__curvestream.zoom")
+        wait_chart(page, KEY, lambda c: c["window"] == window, f"the answer for {window}")
+        # ECharts shows a kept tooltip again a task after it redraws: give it two frames and their tasks
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => setTimeout(() => "
+                      "requestAnimationFrame(() => setTimeout(r, 0)), 0)))")
+        assert not tooltip.is_visible(), "the tooltip stayed up through the zoom"
+        assert len(hover_tooltip(page, KEY, 1)) == 1  # the pointer moves: it is back

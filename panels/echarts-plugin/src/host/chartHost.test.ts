@@ -5,10 +5,20 @@ import { ChartHost } from './chartHost';
 
 /** The parts of an ECharts instance the host calls, counting resizes and keeping the options set. */
 function fakeECharts() {
-  const calls = { resize: 0, options: [] as { option: Record<string, unknown>; replaceMerge: boolean }[] };
+  const calls = {
+    resize: 0,
+    options: [] as { option: Record<string, unknown>; replaceMerge: boolean }[],
+    actions: [] as string[],
+    handlers: new Map<string, () => void>(),
+  };
   const chart = {
     id: 'ec_1',
-    on: () => undefined,
+    on: (event: string, handler: () => void) => {
+      calls.handlers.set(event, handler);
+    },
+    dispatchAction: (action: { type: string }) => {
+      calls.actions.push(action.type);
+    },
     resize: () => {
       calls.resize += 1;
     },
@@ -36,6 +46,18 @@ describe('ChartHost.resize', () => {
     (element as { clientHeight: number }).clientHeight = 200;
     host.resize();
     expect(calls.resize).toBe(2);
+  });
+});
+
+describe('ChartHost zoom gestures', () => {
+  it('hides the tooltip when the user zooms, so that no redraw of the gesture lays it out again', () => {
+    const element = { clientWidth: 800, clientHeight: 300 } as HTMLElement;
+    const { calls, init } = fakeECharts();
+    const host = new ChartHost(element, { init, zoomSettle: 100, onUserZoom: () => undefined });
+    expect(calls.actions).toEqual([]);
+    calls.handlers.get('datazoom')!();
+    expect(calls.actions).toEqual(['hideTip']);
+    host.dispose();
   });
 });
 

@@ -49,7 +49,12 @@ export class ChartHost {
     this.chart = options.init(element, null, { renderer: 'canvas' });
     this.zoomSettled =
       options.zoomSettle === 'frame' ? onceAFrame(() => this.reportZoom()) : debounce(() => this.reportZoom(), options.zoomSettle);
-    this.chart.on('datazoom', () => this.zoomSettled());
+    this.chart.on('datazoom', () => {
+      // the values under the pointer change with the window: the tooltip goes until the pointer moves again,
+      // instead of being laid out again after each redraw of the zoom (a layout of the whole page, ~20 ms)
+      this.chart.dispatchAction({ type: 'hideTip' });
+      this.zoomSettled();
+    });
   }
 
   /** ECharts' own id of the instance: the same for as long as the host lives. */
