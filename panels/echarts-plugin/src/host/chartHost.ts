@@ -4,7 +4,7 @@ import { buildChartOption, buildDataUpdate, GRID, zoomWindowOption } from '../co
 import { extentOf } from '../core/series';
 import { drawnSeriesIds } from '../core/seriesOptions';
 import type { ChartModel, ChartSettings } from '../types/chart';
-import { debounce, onceAFrame } from '../utils/timers';
+import { debounce, onceATask } from '../utils/timers';
 import { summarizeSeries, type DrawnSeries } from './drawnSeries';
 import { zoomEdgesReadable, zoomWindow } from './zoom';
 
@@ -12,11 +12,12 @@ export interface ChartHostOptions {
   /** ECharts' `init`, from the host's own registration of the parts it draws with. */
   init: typeof initECharts;
   /**
-   * When a zoom gesture is reported: `'frame'` once per animation frame while it moves
+   * When a zoom gesture is reported: `'task'` once per input task that moved it, as soon as
+   * ECharts has applied it and before the next frame paints the old lines at the new window
    * (the page, whose newer query aborts the older one), or after it rested this many ms
    * (a wheel gesture sends many events; the Grafana panel hands each one to the dashboard).
    */
-  zoomSettle: 'frame' | number;
+  zoomSettle: 'task' | number;
   /** The user zoomed: the window in x values, clamped to the data, or null for all of it. */
   onUserZoom(window: [number, number] | null): void;
 }
@@ -48,7 +49,7 @@ export class ChartHost {
     this.size = sizeOf(element);
     this.chart = options.init(element, null, { renderer: 'canvas' });
     this.zoomSettled =
-      options.zoomSettle === 'frame' ? onceAFrame(() => this.reportZoom()) : debounce(() => this.reportZoom(), options.zoomSettle);
+      options.zoomSettle === 'task' ? onceATask(() => this.reportZoom()) : debounce(() => this.reportZoom(), options.zoomSettle);
     this.chart.on('datazoom', () => {
       // the values under the pointer change with the window: the tooltip goes until the pointer moves again,
       // instead of being laid out again after each redraw of the zoom (a layout of the whole page, ~20 ms)

@@ -268,7 +268,7 @@ export class ChartPanel {
     this.reloadAll();
     void loadECharts().then(({ init }) => {
       if (this.disposed) return;
-      this.chart = new ChartHost(this.canvas, { init, zoomSettle: 'frame', onUserZoom: (w) => this.finishUserZoom(w) });
+      this.chart = new ChartHost(this.canvas, { init, zoomSettle: 'task', onUserZoom: (w) => this.finishUserZoom(w) });
       this.resizeObserver.observe(this.canvas);
       this.render(true);
     });
@@ -319,7 +319,7 @@ export class ChartPanel {
     const window = reading && queryBounds(this.settings.xMode, reading);
     if (sameWindow(window, this.window)) return;
     this.window = window;
-    // asked first (the bridge works while the chart redraws below); supersedes the query of the frame before
+    // asked first (the bridge works while the chart redraws below); supersedes the query of the gesture before
     this.queryDetails();
     // hold the window in x values, so live points growing the axis do not shift it
     this.applyZoomToChart();

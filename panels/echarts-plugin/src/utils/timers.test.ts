@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { coalesce, debounce, onceAFrame, throttle } from './timers';
+import { coalesce, debounce, onceATask, throttle } from './timers';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -91,43 +91,32 @@ describe('throttle', () => {
   });
 });
 
-describe('onceAFrame', () => {
-  function frames() {
-    const queued = new Map<number, () => void>();
-    let next = 1;
-    return {
-      request: (cb: () => void) => (queued.set(next, cb), next++),
-      cancel: (h: number) => void queued.delete(h),
-      run() {
-        const due = [...queued.values()];
-        queued.clear();
-        for (const cb of due) cb();
-      },
-    };
-  }
-
-  it('calls once per frame however many calls came in it, and again for calls in a later frame', () => {
+describe('onceATask', () => {
+  it('calls once when the task ends however many calls came in it, and again for calls in a later task', async () => {
     const fn = vi.fn();
-    const f = frames();
-    const each = onceAFrame(fn, f);
+    const each = onceATask(fn);
     each();
     each();
     each();
     expect(fn).not.toHaveBeenCalled();
-    f.run();
+    await Promise.resolve();
     expect(fn).toHaveBeenCalledOnce();
     each();
-    f.run();
+    await Promise.resolve();
     expect(fn).toHaveBeenCalledTimes(2);
   });
 
-  it('can be cancelled', () => {
+  it('can be cancelled, and called again after', async () => {
     const fn = vi.fn();
-    const f = frames();
-    const each = onceAFrame(fn, f);
+    const each = onceATask(fn);
     each();
     each.cancel();
-    f.run();
+    await Promise.resolve();
     expect(fn).not.toHaveBeenCalled();
+    each();
+    each.cancel();
+    each();
+    await Promise.resolve();
+    expect(fn).toHaveBeenCalledOnce();
   });
 });

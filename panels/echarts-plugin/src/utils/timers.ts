@@ -63,30 +63,27 @@ export function throttle(
   return wrapped;
 }
 
-type FrameScheduler = { request(cb: () => void): number; cancel(handle: number): void };
-
-const animationFrames: FrameScheduler =
-  typeof requestAnimationFrame === 'function'
-    ? { request: (cb) => requestAnimationFrame(cb), cancel: (h) => cancelAnimationFrame(h) }
-    : { request: (cb) => setTimeout(cb, 0) as unknown as number, cancel: (h) => clearTimeout(h) };
-
 /**
- * Calls fn once in the next animation frame, however many calls came before it: a
- * gesture that sends many events in one frame is seen once per frame, with no wait
- * beyond the frame (where there are no frames, in the next task).
+ * Calls fn once when the current task's script ends (a microtask), however many calls came in
+ * it: the events one input dispatches are seen once, and before the frame that follows runs
+ * (whose callbacks may paint for tens of ms).
  */
-export function onceAFrame(fn: () => void, frames: FrameScheduler = animationFrames): (() => void) & { cancel(): void } {
-  let handle: number | null = null;
+export function onceATask(fn: () => void): (() => void) & { cancel(): void } {
+  let pending = false;
+  let generation = 0;
   const wrapped = () => {
-    if (handle !== null) return;
-    handle = frames.request(() => {
-      handle = null;
+    if (pending) return;
+    pending = true;
+    const mine = ++generation;
+    queueMicrotask(() => {
+      if (mine !== generation) return; // cancelled, or called again after a cancel
+      pending = false;
       fn();
     });
   };
   wrapped.cancel = () => {
-    if (handle !== null) frames.cancel(handle);
-    handle = null;
+    pending = false;
+    generation += 1;
   };
   return wrapped;
 }
