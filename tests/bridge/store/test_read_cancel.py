@@ -104,3 +104,42 @@ def test_a_duckdb_statement_running_when_the_client_goes_away_is_interrupted():
     finally:
         CANCEL.reset(token)
     assert cur.execute("SELECT 42").fetchall() == [(42,)]
+
+
+def test_a_cancel_never_interrupts_a_cursor_once_its_read_has_ended():
+    """A thread's cursor serves its next read: a cancel running hooks while a read ends
+    must not reach that read's cursor after its block is over (it would interrupt the next one)."""
+    gone = ReadCancel()
+    ended = threading.Event()
+    called_after_end: list[bool] = []
+    second = gone.hook(lambda: called_after_end.append(ended.is_set()))
+
+    def first() -> None:
+        # meanwhile, on another thread, the second read's block ends
+        def end() -> None:
+            second.__exit__(None, None, None)
+            ended.set()
+        threading.Thread(target=end).start()
+        ended.wait(0.5)
+
+    with gone.hook(first):  # the first read's hook, then the second's
+        second.__enter__()
+        gone.set()
+    assert ended.wait(5)
+    assert called_after_end == [False], "a hook ran after its read had ended"
+
+
+def test_a_transaction_left_open_on_a_threads_cursor_does_not_fail_its_next_read(tmp_path):
+    store = open_store(f"duckdb:///{tmp_path}/store.duckdb")
+    try:
+        store.write(batches(curve(np.random.default_rng(4), 5000), [2500]))
+        q = SeriesQuery("proj", "run", "loss", "step", None, None, 100)
+        cur = store._cursor()  # this thread's: the one its reads use
+        cur.execute("BEGIN TRANSACTION")  # as a read whose ROLLBACK was interrupted leaves it
+        assert store.series(q).total == 5000
+        cur.execute("BEGIN TRANSACTION")
+        with pytest.raises(duckdb.Error):
+            cur.execute("SELECT * FROM no_such_table")  # aborted, as an interrupted statement leaves it
+        assert store.series_many([q])[0].total == 5000
+    finally:
+        store.close()

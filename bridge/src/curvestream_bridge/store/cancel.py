@@ -33,7 +33,8 @@ class ReadCancelled(Exception):
 
 
 class ReadCancel:
-    """Set once the client of a read went away; runs the hooks the engine registered then."""
+    """Set once the client of a read went away; runs the hooks the engine registered then
+    (each must be quick and must not register or remove hooks: DuckDB's ``interrupt``)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -41,13 +42,14 @@ class ReadCancel:
         self._hooks: list[Callable[[], None]] = []
 
     def set(self) -> None:
+        # the hooks run under the lock that their removal takes: once a read's block has
+        # ended, nothing interrupts its cursor (a thread's cursor serves its next read)
         with self._lock:
             if self._set:
                 return
             self._set = True
-            hooks = list(self._hooks)
-        for hook in hooks:
-            hook()
+            for hook in self._hooks:
+                hook()
 
     def is_set(self) -> bool:
         return self._set

@@ -138,6 +138,17 @@ def mapped(method: Callable[..., _T]) -> Callable[..., _T]:
     return wrapper
 
 
+def begin(cur: duckdb.DuckDBPyConnection) -> None:
+    """BEGIN on a thread's cursor, which serves that thread's reads one after
+    another: a transaction an earlier read left open (its ROLLBACK interrupted
+    as its client went away) is rolled back first, instead of failing this read."""
+    try:
+        cur.execute("BEGIN TRANSACTION")
+    except duckdb.TransactionException:
+        cur.execute("ROLLBACK")
+        cur.execute("BEGIN TRANSACTION")
+
+
 @contextlib.contextmanager
 def rolled_back_on_error(cur: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """The transaction open on ``cur`` rolled back when the block raises; the error goes on."""

@@ -44,7 +44,7 @@ import duckdb
 import numpy as np
 
 from curvestream_bridge.store.base import StoreUnavailable
-from curvestream_bridge.store.duckdb.file import rolled_back_on_error
+from curvestream_bridge.store.duckdb.file import begin, rolled_back_on_error
 from curvestream_bridge.store.duckdb.rollrows import Added, Entry, extend, freeze, load
 from curvestream_bridge.store.m4.agg import M4Agg
 from curvestream_bridge.store.m4.levels import LevelPlan
@@ -237,7 +237,7 @@ def begin_read(cur: duckdb.DuckDBPyConnection, cache: RollupCache | None) -> Rea
     cache's lock (DuckDB takes it at the first statement that reads a table,
     not at BEGIN) and answer what the read may take from the cache."""
     if cache is None or not cache.enabled:
-        cur.execute("BEGIN TRANSACTION")
+        begin(cur)
         return None
     return Reader(cache, _begin(cur, cache))
 
@@ -245,6 +245,6 @@ def begin_read(cur: duckdb.DuckDBPyConnection, cache: RollupCache | None) -> Rea
 def _begin(cur: duckdb.DuckDBPyConnection, cache: RollupCache) -> tuple[int, frozenset[int]]:
     """BEGIN, and fix the snapshot under the cache's lock; what it sees (:meth:`RollupCache.snapshot`)."""
     with cache.lock:
-        cur.execute("BEGIN TRANSACTION")
+        begin(cur)
         cur.execute("SELECT sid FROM series LIMIT 0").fetchall()
         return cache.snapshot()

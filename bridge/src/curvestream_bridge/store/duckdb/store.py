@@ -364,4 +364,4 @@ def _snapshot(cur: duckdb.DuckDBPyConnection, cache: RollupCache | None = None) 
     with interrupting(cur.interrupt):
         with rolled_back_on_error(cur):
             yield begin_read(cur, cache)
-        cur.execute("COMMIT")
+            cur.execute("COMMIT")  # interrupted too, if the client goes away now: then rolled back
