@@ -5,14 +5,15 @@ zoomed in.
 
     nice .venv/bin/python bench/series_phases.py [--runs 10] [--points 10M] [--width 2000] [--repeat 9] [--data DIR]
 
-Phases (time per query, the mean of the repeats; a phase may run within another):
-``frame`` (pixel columns and the buckets that cover them, of which
-``column_intervals`` and ``plan_pieces``), ``cached_rows`` (the rows of those
-buckets from the rollup cache), ``straddler_chunks`` (the raw points of the
-straddling bottom buckets, one DuckDB statement), ``assemble`` (merging rows
-and points per column, of which ``raw_runs``: the straddlers' points) and
-``m4_result`` (the answer's points). The functions are wrapped by name for
-the measurement; nothing else changes. Prints medians; never asserts them.
+Phases (time per query, the mean of the repeats; a phase may run within
+another): ``frame`` (pixel columns and the buckets that cover them, of which
+``column_intervals`` and ``plan_pieces``), ``straddler_ids`` (which chunks hold
+the straddling buckets' points, from the rollup cache), ``straddler_chunks``
+(those chunks, one DuckDB statement), ``assemble`` (rows and points folded per
+column: ``fold_rows``, the rollup rows, and ``fold_points``, the straddlers'
+points) and ``m4_result`` (the answer's points). The functions are wrapped by
+name for the measurement; nothing else changes. Prints the total's median and
+the phases' means; never asserts them.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from curvestream_bridge.store.m4.fold import Folded  # noqa: E402
 
 PHASES = [  # (module, function, the name printed)
     (m4_query, "frame", "frame"), (m4_query, "column_intervals", "column_intervals"),
-    (m4_query, "plan_pieces", "plan_pieces"), (duck_points, "cached_rows", "cached_rows"),
+    (m4_query, "plan_pieces", "plan_pieces"), (duck_points, "cached_straddler_chunks", "straddler_ids"),
     (duck_points, "_chunks_by_id", "straddler_chunks"), (m4_query, "assemble", "assemble"),
     (Folded, "rows", "fold_rows"), (Folded, "points", "fold_points"), (m4_query, "m4_result", "m4_result"),
 ]

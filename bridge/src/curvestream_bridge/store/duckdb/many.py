@@ -32,7 +32,7 @@ import numpy as np
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.duckdb import chunks as chunk_codec
 from curvestream_bridge.store.duckdb.aggrows import AGG_NAMES, agg_from, ints, scan
-from curvestream_bridge.store.duckdb.points import (RAW_BELOW, _span, by_level, cached_rows, series_query,
+from curvestream_bridge.store.duckdb.points import (RAW_BELOW, _span, by_level, cached_straddler_chunks, series_query,
                                                     straddler_chunks)
 from curvestream_bridge.store.duckdb.rollcache import Reader
 from curvestream_bridge.store.duckdb.rollrows import Entry
@@ -102,8 +102,8 @@ def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int
     for i, ((sid, f), entry) in enumerate(zip(frames, kept)):
         assert f.pieces is not None
         if entry is not None:
-            levels, cids = cached_rows(entry, f.pieces)
-            rows.append(levels)
+            rows.append(entry)
+            cids = cached_straddler_chunks(entry, f.pieces)
         else:
             rows.append(next(read))
             cids = straddler_chunks(rows[i], f.pieces)

@@ -231,7 +231,7 @@ def _rolled_up(cur: duckdb.DuckDBPyConnection, sid: int, plan: LevelPlan, f: Fra
     entry = cache.entry(sid, f.axis, plan) if cache is not None else None
     rows: list[tuple[int, np.ndarray, M4Agg]] | Entry
     if entry is not None:
-        rows, cids = cached_rows(entry, f.pieces)
+        rows, cids = entry, cached_straddler_chunks(entry, f.pieces)
     else:
         rows = _rollup_rows(cur, sid, f.axis, plan, f.pieces)
         cids = straddler_chunks(rows, f.pieces)
@@ -246,12 +246,12 @@ def straddler_chunks(rows: list[tuple[int, np.ndarray, M4Agg]], pieces: Any) -> 
     return _expand(bottom.c0[strad], bottom.c1[strad])
 
 
-def cached_rows(entry: Entry, pieces: Any) -> tuple[Entry, np.ndarray]:
-    """The rows of a frame's pieces from a cache entry (the entry itself: it
-    folds them where they lie), and the ids of the chunks of its straddling buckets."""
+def cached_straddler_chunks(entry: Entry, pieces: Any) -> np.ndarray:
+    """The ids of the chunks of a frame's straddling buckets, from a cache entry
+    (whose rows the frame then folds where they lie: :meth:`.rollrows.Entry.fold_into`)."""
     c0, c1 = entry.chunk_ranges(pieces.straddlers)
     known = c0 >= 0
-    return entry, _expand(c0[known], c1[known])
+    return _expand(c0[known], c1[known])
 
 
 def _rollup_rows(cur: duckdb.DuckDBPyConnection, sid: int, axis: str, plan: LevelPlan,
