@@ -52,15 +52,13 @@ __all__ = ["SCHEMA", "PointWriter", "series_query", "scan", "BOTTOM_TARGET_POINT
 BOTTOM_TARGET_POINTS = 64
 """A bottom bucket holds up to about this many points (8 to 64 on a regular series)."""
 
-RAW_BELOW = 16
-"""A range of at most 16 points per pixel column is answered from its raw
-points (their M4 past 4 per column), a larger one from its rollup rows. Either
-way the cost is mostly DuckDB reading chunks: the range's consecutive chunks,
-or the straddling buckets' (about two per column, wherever they lie); the
-rows themselves are folded in a few ms (:mod:`..m4.fold`). Measured on a
-10M-point series (median of 7, the two bounds alternating, one machine), the
-rollup path is as fast at 17-29 points per column and 8-12 % faster at 50-88
-(width 2000, 50 per column: 23.1 ms raw, 21.4 from rollups). It is also the
+RAW_BELOW = 128
+"""A range of at most 128 points per pixel column is answered from its raw
+points (their M4 past 4 per column): reading a range's consecutive chunks
+costs ~45 ns a point and the M4 kernel ~20 ns, where the rollup path pays
+~11 µs per column for the straddling buckets' chunks and the frame's assembly
+(a 10M-point series, width 1142: 85k points answered in ~6 ms raw, 12.9 ms
+from rollups; 833k points: 40 ms of reading against 16 ms). It is also the
 bound below which a range is counted first (``probe_below`` of
 :func:`..m4.query.rollup_answers`): with the rollup rows in memory a count is
 cheap, from the tables it costs a statement nearly as dear as the rows of the
