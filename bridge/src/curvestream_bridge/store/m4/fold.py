@@ -72,7 +72,7 @@ class Folded:
         if len(lo) == 0:
             return
         _kernels().fold_rows(*self._acc(), agg.n, agg.step, agg.wall, agg.value, agg.has, agg.wlo, agg.whi,
-                   _ints(lo), _ints(hi), _ints(target), axis == "step")
+                             _ints(lo), _ints(hi), _ints(target), axis == "step")
 
     def points(self, step: np.ndarray, wall: np.ndarray, value: np.ndarray, edges: np.ndarray,
                straddlers: np.ndarray, bottom_size: int, axis: str) -> None:
@@ -83,7 +83,7 @@ class Folded:
         if len(step) == 0 or len(straddlers) == 0:
             return
         _kernels().fold_points(*self._acc(), _ints(step), _ints(wall), np.asarray(value, dtype=np.float64),
-                     _ints(edges), _ints(straddlers), int(bottom_size), axis == "step")
+                               _ints(edges), _ints(straddlers), int(bottom_size), axis == "step")
 
     @property
     def agg(self) -> M4Agg:
