@@ -5,6 +5,10 @@ read-only arrays as they are."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -95,3 +99,26 @@ def test_an_interval_nothing_folds_into_is_empty():
     assert out.n.tolist() == [0, 0, 1]
     assert not out.has[:, :2].any()
     assert (out.wlo[:2].tolist(), out.whi[:2].tolist()) == ([0, 0], [0, 0])
+
+
+def test_the_loops_compile_into_a_temporary_cache_where_numba_can_write_nowhere(tmp_path):
+    """A read-only image whose user has no home: numba finds no place for its cache (here: every
+    locator but NUMBA_CACHE_DIR's declines) and the loops still compile, in a fresh process."""
+    code = """
+import numba.core.caching as caching
+for name in ("InTreeCacheLocator", "UserWideCacheLocator", "IPythonCacheLocator", "ZipCacheLocator"):
+    setattr(getattr(caching, name), "from_function", classmethod(lambda cls, py_func, py_file: None))
+import numpy as np
+from curvestream_bridge.store.m4.agg import M4Agg
+from curvestream_bridge.store.m4.fold import Folded
+acc = Folded(1)
+acc.rows(M4Agg.from_points(np.array([1, 2]), np.array([10, 20]), np.array([0.5, 1.5])), np.array([0]), np.array([2]),
+         np.array([0]), "step")
+print(acc.agg.n.tolist())
+"""
+    env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[2]"
+    assert "nowhere to cache compiled M4 loops" in out.stderr

@@ -27,6 +27,9 @@ the read threads of an overlay run side by side.
 
 from __future__ import annotations
 
+import logging
+import sys
+import tempfile
 import threading
 from types import ModuleType
 
@@ -35,6 +38,8 @@ import numpy as np
 from curvestream_bridge.store.m4.agg import M4Agg
 
 __all__ = ["Folded"]
+
+log = logging.getLogger("curvestream.bridge.m4")
 
 _WLO_NONE = np.iinfo(np.int64).max
 _WHI_NONE = np.iinfo(np.int64).min
@@ -46,11 +51,25 @@ _loaded: ModuleType | None = None
 def _kernels() -> ModuleType:
     """:mod:`.foldloops`, imported on first use: numba is imported then (not
     when the bridge starts), and each loop is loaded from numba's cache beside
-    it, or compiled once (a few seconds)."""
+    it (or in ``~/.cache/numba``, or ``NUMBA_CACHE_DIR``), or compiled once (a
+    few seconds). Where none of those can be written (a read-only image whose
+    user has no home), the cache goes to a temporary directory instead of
+    every query failing."""
     global _loaded
     with _lock:
         if _loaded is None:
-            from curvestream_bridge.store.m4 import foldloops
+            try:
+                from curvestream_bridge.store.m4 import foldloops
+            except RuntimeError as exc:
+                if "cannot cache" not in str(exc):
+                    raise
+                import numba
+
+                numba.config.CACHE_DIR = tempfile.mkdtemp(prefix="curvestream-numba-")
+                log.warning("curvestream bridge: nowhere to cache compiled M4 loops (%s); using %s for this process",
+                            exc, numba.config.CACHE_DIR)
+                sys.modules.pop("curvestream_bridge.store.m4.foldloops", None)
+                from curvestream_bridge.store.m4 import foldloops
             _loaded = foldloops
         return _loaded
 
