@@ -57,6 +57,13 @@ class AxisScale:
             return t / 1e6
         return (t - self.origin) / 1e9
 
+    def positions(self, values: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """About the integer positions whose x are ``values`` (the inverse of :meth:`x`, in
+        floats), clipped to ``[lo, hi]``: a guess to search from, not an answer."""
+        scale = {"step": 1.0, "time": 1e6, "relative": 1e9}[self.axis]
+        t = np.asarray(values, dtype=np.float64) * scale + (self.origin if self.axis == "relative" else 0)
+        return np.clip(np.nan_to_num(t, nan=float(lo)), lo, hi).astype(np.int64)
+
     def first_at_or_after(self, value: float) -> int:
         """The smallest integer position whose x is >= value."""
         return _search(lambda t: self.x(t) >= value, self._guess(value))
@@ -92,13 +99,23 @@ def column_intervals(scale: AxisScale, lo: int, hi: int, start: float, end: floa
     ``b_c`` is the first integer in ``[lo, hi+1]`` whose column is >= c
     (columns may be empty)."""
     k = np.arange(1, width, dtype=np.int64)
-    left = np.full(len(k), lo, dtype=np.int64)
-    right = np.full(len(k), hi + 1, dtype=np.int64)
+    top = hi + 1
+
+    def cols(t: np.ndarray) -> np.ndarray:
+        return pixel_columns(scale.x(t), start, end, width)
+
+    # a bracket around where x crosses column k's left edge, kept only where it holds b_k (the search needs
+    # no more): a few steps instead of ~log2(hi - lo) for all but columns whose guess was off
+    guess = scale.positions(start + k * ((end - start) / width), lo, top)
+    slack = 2 + (np.abs(guess) >> 40)  # the inverse's float error (ns positions near 2**60: ~1e6)
+    left, right = np.clip(guess - slack, lo, top), np.clip(guess + slack, lo, top)
+    left = np.where((left == lo) | (cols(left - 1) < k), left, lo)
+    right = np.where((right == top) | (cols(right) >= k), right, top)
     for _ in range(70):  # vectorized binary search: cols are monotone in t
         if not np.any(right - left > 0):
             break
         mid = left + (right - left) // 2
-        ok = pixel_columns(scale.x(mid), start, end, width) >= k
+        ok = cols(mid) >= k
         right = np.where(ok, mid, right)
         left = np.where(ok, left, mid + 1)
     return np.concatenate(([lo], right, [hi + 1])).astype(np.int64)

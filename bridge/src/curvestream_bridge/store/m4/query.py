@@ -234,13 +234,14 @@ def m4_result(f: Frame, agg: M4Agg) -> SeriesResult:
         walls.append(cols.wall[kind, sel])
         values.append(cols.value[kind, sel])
     step, wall, value = np.concatenate(steps), np.concatenate(walls), np.concatenate(values)
-    if f.axis == "step":
-        _, idx = np.unique(np.stack([step, wall]), axis=1, return_index=True)
-    else:
-        _, idx = np.unique(wall, return_index=True)
-    step, wall, value = step[idx], wall[idx], value[idx]
+    # in x order (a stable sort), each point once: a point several kinds picked is kept at its first pick
     order = order_by_x(f.axis, step, wall)
-    return _result(f, False, total, step[order], wall[order], value[order],
+    step, wall, value = step[order], wall[order], value[order]
+    again = wall[1:] == wall[:-1]
+    if f.axis == "step":
+        again &= step[1:] == step[:-1]
+    keep = np.concatenate(([True], ~again))[:len(step)]
+    return _result(f, False, total, step[keep], wall[keep], value[keep],
                    _neighbour(agg, LAST, 0), _neighbour(agg, FIRST, len(agg) - 1))
 
 
