@@ -111,51 +111,42 @@ def x_of(agg: M4Agg, axis: str) -> np.ndarray:
     return agg.step if axis == "step" else agg.wall
 
 
-def merge_runs(agg: M4Agg, starts: np.ndarray, order: np.ndarray | None = None) -> M4Agg:
+def merge_runs(agg: M4Agg, starts: np.ndarray) -> M4Agg:
     """Merge consecutive rows in runs beginning at ``starts``, in O(m).
 
     The rows must be in x order and cover disjoint x ranges (points sorted by x,
     or one batch's partials by bucket): then the first row with the smallest
-    minimum holds the earliest minimum, and so on. ``order``: read the rows in
-    this order instead (as ``merge_runs(agg.take(order), starts)``, without
-    copying the fields the merge only picks a few rows of)."""
-    m = len(agg) if order is None else len(order)
+    minimum holds the earliest minimum, and so on."""
+    m = len(agg)
     starts = np.asarray(starts, dtype=np.int64)
     g = len(starts)
     if g == 0:
         return M4Agg.empty()
-
-    def rows_of(a: np.ndarray) -> np.ndarray:
-        return a if order is None else a[..., order]
-
     ends = np.append(starts[1:], m) - 1
     group = np.repeat(np.arange(g), np.diff(np.append(starts, m)))
     out = M4Agg.empty(g)
-    out.n = np.add.reduceat(rows_of(agg.n), starts)
-    source = (lambda r: r) if order is None else (lambda r: order[r])
+    out.n = np.add.reduceat(agg.n, starts)
     for kind, rows in ((FIRST, starts), (LAST, ends)):
-        rows = source(rows)
         for name in ("step", "wall", "value", "has"):
             getattr(out, name)[kind] = getattr(agg, name)[kind, rows]
     idx = np.arange(m)
     for kind, reduce_value, pick in ((MIN, np.fmin, np.minimum), (MAX, np.fmax, np.maximum)):
-        has = rows_of(agg.has[kind])
-        vals = np.where(has, rows_of(agg.value[kind]), np.nan)
+        has = agg.has[kind]
+        vals = np.where(has, agg.value[kind], np.nan)
         best = reduce_value.reduceat(vals, starts)
         hit = has & (vals == best[group])
         sentinel = m if pick is np.minimum else -1
         rows = pick.reduceat(np.where(hit, idx, sentinel), starts)
         ok = (rows >= 0) & (rows < m)
-        _copy_kind(out, agg, kind, source(np.where(ok, rows, 0)), ok)
-    rows = np.minimum.reduceat(np.where(rows_of(agg.has[NAN]), idx, m), starts)
+        _copy_kind(out, agg, kind, np.where(ok, rows, 0), ok)
+    rows = np.minimum.reduceat(np.where(agg.has[NAN], idx, m), starts)
     ok = rows < m
-    _copy_kind(out, agg, NAN, source(np.where(ok, rows, 0)), ok)
-    out.wlo = np.minimum.reduceat(rows_of(agg.wlo), starts)
-    out.whi = np.maximum.reduceat(rows_of(agg.whi), starts)
-    c0 = rows_of(agg.c0)
-    out.c0 = np.minimum.reduceat(np.where(c0 < 0, np.iinfo(np.int64).max, c0), starts)
+    _copy_kind(out, agg, NAN, np.where(ok, rows, 0), ok)
+    out.wlo = np.minimum.reduceat(agg.wlo, starts)
+    out.whi = np.maximum.reduceat(agg.whi, starts)
+    out.c0 = np.minimum.reduceat(np.where(agg.c0 < 0, np.iinfo(np.int64).max, agg.c0), starts)
     out.c0[out.c0 == np.iinfo(np.int64).max] = -1
-    out.c1 = np.maximum.reduceat(rows_of(agg.c1), starts)
+    out.c1 = np.maximum.reduceat(agg.c1, starts)
     return out
 
 

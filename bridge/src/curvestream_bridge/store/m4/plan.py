@@ -135,9 +135,6 @@ class Intervals:
     def __len__(self) -> int:
         return len(self.edges) - 1
 
-    def index(self, t: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.edges, t, side="right") - 1
-
 
 @dataclasses.dataclass
 class Pieces:
