@@ -57,7 +57,7 @@ class AxisScale:
             return t / 1e6
         return (t - self.origin) / 1e9
 
-    def positions(self, values: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    def positions(self, values: np.ndarray, lo: int = X_NEG, hi: int = X_POS) -> np.ndarray:
         """About the integer positions whose x are ``values`` (the inverse of :meth:`x`, in
         floats), clipped to ``[lo, hi]``: a guess to search from, not an answer."""
         scale = {"step": 1.0, "time": 1e6, "relative": 1e9}[self.axis]
@@ -72,11 +72,7 @@ class AxisScale:
         return _search(lambda t: self.x(t) > value, self._guess(value)) - 1
 
     def _guess(self, value: float) -> int:
-        scale = {"step": 1.0, "time": 1e6, "relative": 1e9}[self.axis]
-        guess = value * scale
-        if not np.isfinite(guess) or abs(guess) > 2.0 ** 62:
-            return 0
-        return int(guess) + (self.origin if self.axis == "relative" else 0)
+        return int(self.positions(np.array([value]))[0])
 
 
 def _search(pred, guess: int) -> int:
