@@ -46,9 +46,7 @@ class Level:
         if len(r):
             acc.rows(self.agg, np.searchsorted(self.b, r[:, 0]), np.searchsorted(self.b, r[:, 1]), r[:, 2], axis)
         if len(self.pb):
-            iv = pieces.interval_of(k, self.pb)
-            keep = np.flatnonzero(iv >= 0)
-            acc.rows(self.pagg, keep, keep + 1, iv[keep], axis)
+            acc.each_row(self.pagg, pieces.interval_of(k, self.pb), axis)
 
 
 @dataclasses.dataclass(frozen=True)

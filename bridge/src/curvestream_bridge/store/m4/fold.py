@@ -93,6 +93,11 @@ class Folded:
         _kernels().fold_rows(*self._acc(), agg.n, agg.step, agg.wall, agg.value, agg.has, agg.wlo, agg.whi,
                              _ints(lo), _ints(hi), _ints(target), axis == "step")
 
+    def each_row(self, agg: M4Agg, interval: np.ndarray, axis: str) -> None:
+        """Fold row i of ``agg`` into interval ``interval[i]``; rows of interval -1 are left out."""
+        keep = np.flatnonzero(interval >= 0)
+        self.rows(agg, keep, keep + 1, interval[keep], axis)
+
     def points(self, step: np.ndarray, wall: np.ndarray, value: np.ndarray, edges: np.ndarray,
                straddlers: np.ndarray, bottom_size: int, axis: str) -> None:
         """Fold the points that fall in a straddling bottom bucket (``straddlers``,

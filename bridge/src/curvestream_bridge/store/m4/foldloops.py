@@ -79,7 +79,7 @@ def fold_rows(a_n, a_step, a_wall, a_value, a_has, a_wlo, a_whi,  # type: ignore
 def fold_points(a_n, a_step, a_wall, a_value, a_has, a_wlo, a_whi,  # type: ignore[no-untyped-def]
                 step, wall, value, edges, straddlers, s0, step_axis):
     """Fold each point whose bottom bucket (``x // s0``) is one of ``straddlers``
-    into the interval of ``edges`` it falls in (see :meth:`.fold.Folded.points`)."""
+    (not empty) into the interval of ``edges`` it falls in (see :meth:`.fold.Folded.points`)."""
     e, s = 0, 0  # cursors: points come mostly in x order, so each moves a little
     for p in range(len(step)):
         x = step[p] if step_axis else wall[p]
@@ -88,7 +88,7 @@ def fold_points(a_n, a_step, a_wall, a_value, a_has, a_wlo, a_whi,  # type: igno
             s += 1
         while s > 0 and straddlers[s] > b:
             s -= 1
-        if len(straddlers) == 0 or straddlers[s] != b:
+        if straddlers[s] != b:
             continue  # outside every straddling bucket: its rows count it
         while e + 1 < len(edges) and edges[e + 1] <= x:
             e += 1

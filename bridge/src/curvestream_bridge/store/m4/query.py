@@ -209,9 +209,7 @@ def assemble(f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]] | RowSource,
     acc = Folded(len(f.intervals))
     if isinstance(rows, list):
         for k, buckets, agg in rows:
-            iv = f.pieces.interval_of(k, buckets)
-            keep = np.flatnonzero(iv >= 0)
-            acc.rows(agg, keep, keep + 1, iv[keep], f.axis)
+            acc.each_row(agg, f.pieces.interval_of(k, buckets), f.axis)
     else:
         rows.fold_into(acc, f.pieces, f.axis)
     plan = f.pieces.plan
