@@ -61,7 +61,7 @@ def encode(step: np.ndarray, wall: np.ndarray, value: np.ndarray, starts: np.nda
 
 
 def decode(blobs: Sequence[bytes]) -> np.ndarray:
-    """The points of these chunks, as one record array."""
-    if not blobs:
+    """The points of these chunks (a list or an object array of blobs), as one record array."""
+    if len(blobs) == 0:
         return np.zeros(0, dtype=RECORD)
     return np.frombuffer(b"".join(blobs), dtype=RECORD)

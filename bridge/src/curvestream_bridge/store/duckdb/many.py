@@ -187,9 +187,8 @@ def _blobs_by(cur: duckdb.DuckDBPyConnection, n: int, arms: list[str],
     if not arms:
         return [np.zeros(0, dtype=chunk_codec.RECORD) for _ in range(n)]
     with scan(cur, "want_c", want if want is not None else {"i": np.zeros(0, np.int64), "cid": np.zeros(0, np.int64)}):
-        rows = cur.execute(" UNION ALL ".join(arms)).fetchall()
-    rows.sort(key=lambda r: (r[0], r[2]))
-    blobs: list[list[bytes]] = [[] for _ in range(n)]
-    for i, blob, _ in rows:
-        blobs[i].append(blob)
-    return [chunk_codec.decode(b) for b in blobs]
+        got = cur.execute(" UNION ALL ".join(arms)).fetchnumpy()  # columns: no Python tuple per chunk
+    i, cid = ints(got["i"]), ints(got["cid"])
+    order = np.lexsort((cid, i))
+    blobs, bounds = got["pts"][order], np.searchsorted(i[order], np.arange(n + 1))
+    return [chunk_codec.decode(blobs[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]

@@ -306,15 +306,14 @@ def _chunks_by_id(cur: duckdb.DuckDBPyConnection, sid: int, cids: np.ndarray) ->
     if len(cids) == 0:
         return np.zeros(0, dtype=chunk_codec.RECORD)
     with scan(cur, "want_c", {"cid": cids}):
-        rows = cur.execute("SELECT c.cid, c.pts FROM chunks c JOIN want_c w ON c.cid = w.cid WHERE c.sid = ? "
-                           "AND c.cid BETWEEN ? AND ?", [sid, int(cids[0]), int(cids[-1])]).fetchall()
-    rows.sort()  # in the order written: their points then come in x order, mostly (no sort needed to merge them)
-    return chunk_codec.decode([r[1] for r in rows])
+        got = cur.execute("SELECT c.cid, c.pts FROM chunks c JOIN want_c w ON c.cid = w.cid WHERE c.sid = ? "
+                          "AND c.cid BETWEEN ? AND ?", [sid, int(cids[0]), int(cids[-1])]).fetchnumpy()
+    # in the order written: their points then come in x order, mostly (no sort needed to merge them)
+    return chunk_codec.decode(got["pts"][np.argsort(ints(got["cid"]))])
 
 
 def _chunk_points(cur: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> np.ndarray:
-    rows = cur.execute(f"SELECT pts FROM chunks WHERE {where}", params).fetchall()
-    return chunk_codec.decode([r[0] for r in rows])
+    return chunk_codec.decode(cur.execute(f"SELECT pts FROM chunks WHERE {where}", params).fetchnumpy()["pts"])
 
 
 def _neighbour(cur: duckdb.DuckDBPyConnection, sid: int, axis: str, edge: int, before: bool) -> np.ndarray:
