@@ -175,3 +175,53 @@ def test_a_wheel_zoom_hides_the_tooltip_until_the_pointer_moves_again(browser, b
                       "requestAnimationFrame(() => setTimeout(r, 0)), 0)))")
         assert not tooltip.is_visible(), "the tooltip stayed up through the zoom"
         assert len(hover_tooltip(page, KEY, 1)) == 1  # the pointer moves: it is back
+
+
+# Counts the options the page sets on a chart's ECharts instance (reached through the module the page loaded),
+# and keeps each one's dataZoom: what the page draws, apart from ECharts' own drawing of a gesture.
+_COUNT_SET_OPTIONS = """async (key) => {
+  const echarts = await import(new URL('assets/echarts.js', document.baseURI).href);
+  const chart = echarts.getInstanceByDom(document.querySelector(`[data-key="${key}"] .chart-canvas`));
+  const setOption = chart.setOption.bind(chart);
+  window.__setOptions = [];
+  chart.setOption = (option, ...rest) => {
+    window.__setOptions.push({ dataZoom: option.dataZoom ?? null });
+    return setOption(option, ...rest);
+  };
+}"""
+
+
+def test_a_wheel_zoom_is_drawn_by_echarts_alone_until_its_answer_comes_and_the_answer_holds_the_window(
+        browser, bridge_factory, tmp_path):
+    """ECharts draws a gesture's window itself. While the zoom's query is out the page sets nothing on the
+    chart (drawing the same lines once more would take tens of ms of a core the bridge needs meanwhile); the
+    answer's drawing then holds the window in x values, so live points growing the axis cannot shift it."""
+    runs = dict(list(_runs().items())[:1])
+    _write(tmp_path / "s.duckdb", runs)
+    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
+    with page_context(browser, 1280, 800, 1) as page:
+        open_page(page, bridge, runs=tuple((PROJECT, r) for r in runs))
+        wait_chart(page, KEY, lambda c: len(c["series"]) == 1 and c["series"][0]["points"] > 0, "the overview")
+        page.evaluate(_COUNT_SET_OPTIONS, KEY)
+        held: list[Any] = []
+        zooms = lambda url: MANY in url  # noqa: E731
+        page.route(zooms, lambda route: held.append(route))
+        x, y = plot_center(page, KEY)
+        page.mouse.move(x, y)
+        page.mouse.wheel(0, -200)
+        wait_until(lambda: page.evaluate("window.__curvestream.zoom") is not None and held, 10,
+                   "the zoom and its query")
+        window = page.evaluate("window.__curvestream.zoom")
+        # two frames and their tasks: anything the page would set after the gesture is set by then
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => setTimeout(() => "
+                      "requestAnimationFrame(() => setTimeout(r, 0)), 0)))")
+        assert page.evaluate("window.__setOptions") == [], "the page drew the gesture's window again"
+        assert chart(page, KEY)["state"] == "loading"
+        for route in held:
+            route.continue_()
+        page.unroute(zooms)
+        wait_chart(page, KEY, lambda c: c["state"] == "ready" and c["window"] == window, f"the answer for {window}")
+        sets = page.evaluate("window.__setOptions")
+        assert len(sets) == 1, sets
+        assert [{k: z[k] for k in ("startValue", "endValue")} for z in sets[0]["dataZoom"]] == \
+            [{"startValue": window[0], "endValue": window[1]}] * 2, "the answer's drawing holds the window in x values"

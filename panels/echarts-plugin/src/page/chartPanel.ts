@@ -69,6 +69,12 @@ export class ChartPanel {
   private alerts: readonly ApiAlert[] = [];
   private groupBand: GroupBandKind = 'minmax';
   private renders = 0;
+  /**
+   * The user's gesture moved the window and ECharts shows it already, in its own terms (a fraction of
+   * the data): the next drawing (most often the answer's) holds it in x values, so live points growing
+   * the axis do not shift it.
+   */
+  private windowToHold = false;
   private state: ChartState = 'idle';
   private layers: ChartLayers | null = null;
   private lastModel: ChartModel | null = null;
@@ -268,7 +274,7 @@ export class ChartPanel {
     this.reloadAll();
     void loadECharts().then(({ init }) => {
       if (this.disposed) return;
-      this.chart = new ChartHost(this.canvas, { init, zoomSettle: 'task', onUserZoom: (w) => this.finishUserZoom(w) });
+      this.chart = new ChartHost(this.canvas, { init, zoomSettle: 'task', onUserZoom: (w) => this.finishUserZoom(w, true) });
       this.resizeObserver.observe(this.canvas);
       this.render(true);
     });
@@ -314,22 +320,37 @@ export class ChartPanel {
 
   // ---- zoom ----
 
-  /** The user moved the zoom (the host read the plot's edges as x values): tell the page. */
-  private finishUserZoom(reading: [number, number] | null): void {
+  /**
+   * The user moved the zoom (`shown`: by a gesture ECharts has drawn already, and the host read the
+   * plot's edges as x values; else the reset button): tell the page.
+   */
+  private finishUserZoom(reading: [number, number] | null, shown = false): void {
     const window = reading && queryBounds(this.settings.xMode, reading);
     if (sameWindow(window, this.window)) return;
     this.window = window;
     // asked first (the bridge works while the chart redraws below); supersedes the query of the gesture before
     this.queryDetails();
-    // hold the window in x values, so live points growing the axis do not shift it
-    this.applyZoomToChart();
+    this.applyZoomToChart(shown);
     this.context.onUserZoom(window, this);
   }
 
-  /** Lines drawn for a range that does not cover the new window (core/lineRange.ts) are drawn again with it. */
-  private applyZoomToChart(): void {
-    if (rangeCovers(this.lastModel?.drawnRange, this.window)) this.chart?.showWindow(this.window);
-    else this.render(false, true);
+  /**
+   * Show the window, held in x values. Lines drawn for a range that does not cover it (core/lineRange.ts)
+   * are drawn again with it. A gesture's window, already drawn by ECharts, is held by the next drawing
+   * instead: setting it now would draw the same lines once more (tens of ms of a core the bridge's
+   * answer to the zoom's query needs meanwhile, when both run on one machine).
+   */
+  private applyZoomToChart(shown = false): void {
+    if (!rangeCovers(this.lastModel?.drawnRange, this.window)) this.render(false, true);
+    else if (shown) this.windowToHold = true;
+    else this.showWindow();
+  }
+
+  private showWindow(): void {
+    if (!this.chart) return;
+    this.windowToHold = false;
+    this.renders++;
+    this.chart.showWindow(this.window);
   }
 
   private onResize(): void {
@@ -348,9 +369,10 @@ export class ChartPanel {
 
   /** `structure`: runs or settings changed (full option, series replaced); otherwise only data (`withWindow`: and the window). */
   private render(structure: boolean, withWindow = false): void {
+    withWindow ||= this.windowToHold;
     if (this.chart && !this.onScreen) {
       // off screen (scrolled away, another tab): draw once it shows again
-      if (withWindow) this.chart.showWindow(this.window);
+      if (withWindow) this.showWindow();
       this.pendingRender = structure || this.pendingRender === true;
       this.writeState();
       return;
@@ -375,6 +397,7 @@ export class ChartPanel {
     this.lastModel = model;
     if (this.chart) {
       this.renders++;
+      this.windowToHold = false;
       this.chart.draw(model, full, layers, withWindow);
     }
     this.writeState();

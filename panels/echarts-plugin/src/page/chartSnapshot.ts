@@ -62,7 +62,7 @@ export interface ChartSnapshot {
   markers: { series: string; kind: string; x: number; window: [number, number] | null }[];
   /** The groups drawn instead of single runs; empty when not grouping. */
   groups: GroupSnapshot[];
-  /** How many times the chart was drawn (options set); off-screen charts wait instead. */
+  /** How many times the chart was drawn (options set: data, or the window alone); off-screen charts wait instead. */
   renders: number;
 }
 

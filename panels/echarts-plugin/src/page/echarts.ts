@@ -1,5 +1,5 @@
 /** ECharts, with only the parts the page uses (keeps the bundle small). */
-import { init, use } from 'echarts/core';
+import { getInstanceByDom, init, use } from 'echarts/core';
 import { HeatmapChart, LineChart, ScatterChart } from 'echarts/charts';
 import {
   DataZoomComponent,
@@ -28,5 +28,6 @@ use([
   CanvasRenderer,
 ]);
 
-export { init };
+// getInstanceByDom: browser tests reach a chart's instance through it (tests/browser/test_page_zoom.py)
+export { getInstanceByDom, init };
 export type { EChartsType } from 'echarts/core';
