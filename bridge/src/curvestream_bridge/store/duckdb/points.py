@@ -52,17 +52,18 @@ __all__ = ["SCHEMA", "PointWriter", "series_query", "scan", "BOTTOM_TARGET_POINT
 BOTTOM_TARGET_POINTS = 64
 """A bottom bucket holds up to about this many points (8 to 64 on a regular series)."""
 
-RAW_BELOW = 128
-"""A range of at most 128 points per pixel column is answered from its raw
-points (their M4 past 4 per column): reading a range's consecutive chunks
-costs ~45 ns a point and the M4 kernel ~20 ns, where the rollup path pays
-~11 µs per column for the straddling buckets' chunks and the frame's assembly
-(a 10M-point series, width 1142: 85k points answered in ~6 ms raw, 12.9 ms
-from rollups; 833k points: 40 ms of reading against 16 ms). It is also the
-bound below which a range is counted first (``probe_below`` of
-:func:`..m4.query.rollup_answers`): with the rollup rows in memory a count is
-cheap, from the tables it costs a statement nearly as dear as the rows of the
-full frame."""
+RAW_BELOW = 32
+"""A range of at most 32 points per pixel column is answered from its raw
+points (their M4 past 4 per column); a denser one from the rollups and the
+straddling buckets' chunks. Reading a range's consecutive chunks grows with
+its points, the rollup path with its columns (about two chunks per column
+edge): measured on 10M-point series (bench/README.md, "Deep zooms from
+rollups"), the rollup path was as fast or faster from ~20 points per column,
+one series or ten read together (width 1142, 75 per column: 12.8 → 9.7 ms for
+one, 81–86 → 60–62 ms for ten). It is also the bound below which a range is
+counted first (``probe_below`` of :func:`..m4.query.rollup_answers`): with the
+rollup rows in memory a count is cheap, from the tables it costs a statement
+nearly as dear as the rows of the full frame."""
 
 SCHEMA = "\n".join(
     ["CREATE TABLE IF NOT EXISTS chunks (sid INTEGER NOT NULL, cid BIGINT NOT NULL, n INTEGER NOT NULL, "
