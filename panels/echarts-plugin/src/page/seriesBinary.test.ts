@@ -52,6 +52,22 @@ describe('decodeSeriesColumns', () => {
     expect(b!.after).toEqual({ x: 4, y: -Infinity, step: 4, timeMs: 1700000000004.5 });
   });
 
+  it('turns int64 steps into the numbers Number(bigint) gives, past 2^32, below zero and past 2^53', () => {
+    const steps = [0n, 1n, 4294967295n, 4294967296n, 4294967297n, -1n, -4294967296n, -4294967297n,
+      9007199254740991n, 9007199254740993n, 2n ** 62n + 12345n, -(2n ** 63n), 2n ** 63n - 1n];
+    const n = steps.length;
+    const header = new TextEncoder().encode(JSON.stringify({ key: 'k', x: 'step', points: { n, offset: 0 } }));
+    const pad = (8 - ((8 + header.length) % 8)) % 8;
+    const bytes = new Uint8Array(8 + header.length + pad + 32 * n);
+    bytes.set(new TextEncoder().encode('CSS1'));
+    new DataView(bytes.buffer).setUint32(4, header.length, true);
+    bytes.set(header, 8);
+    const columns = new DataView(bytes.buffer, 8 + header.length + pad);
+    steps.forEach((step, i) => columns.setBigInt64(16 * n + 8 * i, step, true));
+    const [parsed] = decodeSeriesColumns(bytes.buffer).map(columnsToParsed);
+    expect(parsed!.points.step).toEqual(steps.map((s) => Number(s)));
+  });
+
   it('refuses a body that is not a series answer, or ends inside its columns', () => {
     expect(() => decodeSeriesColumns(new TextEncoder().encode('{"series": []}').buffer as ArrayBuffer)).toThrow(/not a curvestream/);
     const whole = new Uint8Array(body(FROM_THE_BRIDGE));

@@ -68,19 +68,41 @@ function parsePoint(point: ApiPoint | null | undefined): SeriesPoint | null {
   return { x: point.x, y: parseApiNumber(point.y), step: point.step, timeMs: point.time_ms };
 }
 
+/** A column copied into a plain array (an indexed loop: several times faster than `Array.from` here). */
+function numbers(column: Float64Array): number[] {
+  const n = column.length;
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) out[i] = column[i]!;
+  return out;
+}
+
+/**
+ * Int64 values as numbers, rounded as `Number(bigint)` rounds them (exact up to 2^53): read as
+ * two 32-bit halves, high × 2^32 + low, one rounding. A `BigInt` per value cost several times more.
+ */
+function int64Numbers(column: BigInt64Array): number[] {
+  const n = column.length;
+  const out = new Array<number>(n);
+  if (!LITTLE_ENDIAN) {
+    for (let i = 0; i < n; i++) out[i] = Number(column[i]!);
+    return out;
+  }
+  const halves = new Int32Array(column.buffer, column.byteOffset, 2 * n);
+  for (let i = 0; i < n; i++) out[i] = halves[2 * i + 1]! * 4294967296 + (halves[2 * i]! >>> 0);
+  return out;
+}
+
 /** A decoded series as the core takes it (its arrays copied once into plain arrays). */
 export function columnsToParsed(series: SeriesColumns): ParsedSeries {
   const { header: h } = series;
   const n = series.x.length;
-  const step = new Array<number>(n);
-  for (let i = 0; i < n; i++) step[i] = Number(series.step[i]!);
   return {
     xMode: h.x,
     start: h.start ?? null,
     end: h.end ?? null,
     raw: Boolean(h.raw),
     total: h.total ?? n,
-    points: { x: Array.from(series.x), y: Array.from(series.y), step, timeMs: Array.from(series.timeMs) },
+    points: { x: numbers(series.x), y: numbers(series.y), step: int64Numbers(series.step), timeMs: numbers(series.timeMs) },
     before: parsePoint(h.before),
     after: parsePoint(h.after),
   };
