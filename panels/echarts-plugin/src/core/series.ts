@@ -70,13 +70,6 @@ export function withNeighbours(parsed: ParsedSeries): SeriesData {
   return { x: column('x'), y: column('y'), step: column('step'), timeMs: column('timeMs') };
 }
 
-export function pushPoint(target: SeriesData, point: SeriesPoint): void {
-  target.x.push(point.x);
-  target.y.push(point.y);
-  target.step.push(point.step);
-  target.timeMs.push(point.timeMs);
-}
-
 /** First index whose x is >= value (x sorted ascending). */
 export function lowerBound(xs: readonly number[], value: number): number {
   let lo = 0;

@@ -60,10 +60,10 @@ its points, the rollup path with its columns (about two chunks per column
 edge): measured on 10M-point series (bench/raw_below.py), the rollup path
 was as fast or faster from ~20 points per column, one series or ten read
 together (width 1142, 75 per column: 13.1 → 10.1 ms for one, 84–86 → 62 ms
-for ten). It is also the bound below which a range is
-counted first (``probe_below`` of :func:`..m4.query.rollup_answers`): with the
-rollup rows in memory a count is cheap, from the tables it costs a statement
-nearly as dear as the rows of the full frame."""
+for ten). It is also the bound below which a range is counted first
+(``probe_below`` of :func:`..m4.query.rollup_answers`): with the rollup rows in
+memory a count is cheap, from the tables it costs a statement nearly as dear
+as the rows of the full frame."""
 
 SCHEMA = "\n".join(
     ["CREATE TABLE IF NOT EXISTS chunks (sid INTEGER NOT NULL, cid BIGINT NOT NULL, n INTEGER NOT NULL, "
@@ -309,7 +309,7 @@ def _chunks_by_id(cur: duckdb.DuckDBPyConnection, sid: int, cids: np.ndarray) ->
     with scan(cur, "want_c", {"cid": cids}):
         got = cur.execute("SELECT c.cid, c.pts FROM chunks c JOIN want_c w ON c.cid = w.cid WHERE c.sid = ? "
                           "AND c.cid BETWEEN ? AND ?", [sid, int(cids[0]), int(cids[-1])]).fetchnumpy()
-    # in the order written: their points then come in x order, mostly (no sort needed to merge them)
+    # in the order written (by id): points with equal (x, wall) keys then fold in the same order on every read
     return chunk_codec.decode(got["pts"][np.argsort(ints(got["cid"]))])
 
 
