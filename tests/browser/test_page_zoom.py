@@ -4,9 +4,10 @@ point up close) at every zoom; a zoom that a newer one supersedes is aborted."""
 
 from __future__ import annotations
 
+import contextlib
 import pathlib
 import urllib.parse
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -154,15 +155,22 @@ def test_ten_runs_overlaid_ask_once_per_zoom_draw_their_raw_line_at_every_zoom_a
         assert not page.page_errors, page.page_errors
 
 
-def test_a_wheel_zoom_hides_the_tooltip_until_the_pointer_moves_again(browser, bridge_factory, tmp_path):
-    """The values under the pointer change with the window: ECharts would lay its tooltip out again after
-    every redraw of the gesture (a layout of the whole page each time); the tooltip goes instead."""
+@contextlib.contextmanager
+def _one_run_overview(browser: Any, bridge_factory: Any, tmp_path: pathlib.Path) -> Iterator[Any]:
+    """A page on the first run alone, its overview drawn."""
     runs = dict(list(_runs().items())[:1])
     _write(tmp_path / "s.duckdb", runs)
     bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
     with page_context(browser, 1280, 800, 1) as page:
         open_page(page, bridge, runs=tuple((PROJECT, r) for r in runs))
         wait_chart(page, KEY, lambda c: len(c["series"]) == 1 and c["series"][0]["points"] > 0, "the overview")
+        yield page
+
+
+def test_a_wheel_zoom_hides_the_tooltip_until_the_pointer_moves_again(browser, bridge_factory, tmp_path):
+    """The values under the pointer change with the window: ECharts would lay its tooltip out again after
+    every redraw of the gesture (a layout of the whole page each time); the tooltip goes instead."""
+    with _one_run_overview(browser, bridge_factory, tmp_path) as page:
         hover_tooltip(page, KEY, 1)
         tooltip = page.get_by_test_id(f"chart-{KEY}").locator(".cs-tt-rows")
         before = page.evaluate("window.__curvestream.zoom")
@@ -196,12 +204,7 @@ def test_a_wheel_zoom_is_drawn_by_echarts_alone_until_its_answer_comes_and_the_a
     """ECharts draws a gesture's window itself. While the zoom's query is out the page sets nothing on the
     chart (drawing the same lines once more would take tens of ms of a core the bridge needs meanwhile); the
     answer's drawing then holds the window in x values, so live points growing the axis cannot shift it."""
-    runs = dict(list(_runs().items())[:1])
-    _write(tmp_path / "s.duckdb", runs)
-    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
-    with page_context(browser, 1280, 800, 1) as page:
-        open_page(page, bridge, runs=tuple((PROJECT, r) for r in runs))
-        wait_chart(page, KEY, lambda c: len(c["series"]) == 1 and c["series"][0]["points"] > 0, "the overview")
+    with _one_run_overview(browser, bridge_factory, tmp_path) as page:
         page.evaluate(_COUNT_SET_OPTIONS, KEY)
         held: list[Any] = []
         zooms = lambda url: MANY in url  # noqa: E731
