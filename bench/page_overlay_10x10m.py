@@ -59,6 +59,14 @@ def run_names(runs: int) -> list[str]:
     return [f"run-{i:02d}" for i in range(runs)]
 
 
+def overlay_path(data: str, prefix: str, runs: int, points: int) -> pathlib.Path:
+    """The DuckDB file of ``runs`` × ``points`` in folder ``data`` (made if missing; empty: a new
+    temporary folder named ``prefix``…). :func:`write_runs` fills it."""
+    folder = pathlib.Path(data or tempfile.mkdtemp(prefix=prefix))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"overlay-{runs}x{points}.duckdb"
+
+
 def write_runs(path: pathlib.Path, runs: int, points: int) -> None:
     """Every run's points into the DuckDB file, unless it already holds them all."""
     if path.exists():
@@ -263,9 +271,8 @@ def main() -> None:
     args = ap.parse_args()
     points = count(args.points)
     print("command: nice .venv/bin/python bench/page_overlay_10x10m.py " + " ".join(sys.argv[1:]))
-    data = pathlib.Path(args.data or tempfile.mkdtemp(prefix="curvestream-page-overlay-"))
-    data.mkdir(parents=True, exist_ok=True)
-    path = data / f"overlay-{args.runs}x{points}.duckdb"
+    path = overlay_path(args.data, "curvestream-page-overlay-", args.runs, points)
+    data = path.parent
     try:
         write_runs(path, args.runs, points)
         machine("before")

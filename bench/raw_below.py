@@ -18,12 +18,11 @@ import argparse
 import pathlib
 import statistics
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from page_overlay_10x10m import KEY, PROJECT, run_names, write_runs  # noqa: E402
+from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs  # noqa: E402
 from query_m4 import count, machine  # noqa: E402
 
 from curvestream_bridge.store.base import SeriesQuery  # noqa: E402
@@ -56,9 +55,7 @@ def main() -> None:
     points = count(args.points)
     bounds = [int(b) for b in args.bounds.split(",")]
     print("command: nice .venv/bin/python bench/raw_below.py " + " ".join(sys.argv[1:]))
-    data = pathlib.Path(args.data or tempfile.mkdtemp(prefix="curvestream-raw-below-"))
-    data.mkdir(parents=True, exist_ok=True)
-    path = data / f"overlay-{args.runs}x{points}.duckdb"
+    path = overlay_path(args.data, "curvestream-raw-below-", args.runs, points)
     write_runs(path, args.runs, points)
     machine("before")
     store = DuckDBStore(str(path))

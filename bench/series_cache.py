@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from page_overlay_10x10m import KEY, PROJECT, run_names, write_runs  # noqa: E402
+from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs  # noqa: E402
 from query_m4 import count  # noqa: E402
 
 from curvestream_bridge.store import open_store  # noqa: E402
@@ -78,8 +78,7 @@ def main() -> None:
     ap.add_argument("--data", required=True, help="the DuckDB file's folder (kept, reused)")
     args = ap.parse_args()
     points = count(args.points)
-    path = pathlib.Path(args.data) / f"overlay-{args.runs}x{points}.duckdb"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = overlay_path(args.data, "", args.runs, points)  # --data is required: never a temporary folder
     write_runs(path, args.runs, points)
     names = run_names(args.runs)
     results: dict[int, list[dict[str, float]]] = {0: [], args.cache_mb: []}

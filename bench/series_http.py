@@ -28,7 +28,6 @@ import pathlib
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from typing import Any, Callable
 
@@ -37,7 +36,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import httpx  # noqa: E402
 
 from _servers import BridgeProcess  # noqa: E402
-from page_overlay_10x10m import PROJECT, KEY, run_names, write_runs  # noqa: E402
+from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs  # noqa: E402
 from query_m4 import count, machine  # noqa: E402
 
 from curvestream_bridge import series_binary  # noqa: E402
@@ -66,9 +65,8 @@ def main() -> None:
     args = ap.parse_args()
     points = count(args.points)
     print("command: nice .venv/bin/python bench/series_http.py " + " ".join(sys.argv[1:]))
-    data = pathlib.Path(args.data or tempfile.mkdtemp(prefix="curvestream-series-http-"))
-    data.mkdir(parents=True, exist_ok=True)
-    path = data / f"overlay-{args.runs}x{points}.duckdb"
+    path = overlay_path(args.data, "curvestream-series-http-", args.runs, points)
+    data = path.parent
     try:
         write_runs(path, args.runs, points)
         machine("before")

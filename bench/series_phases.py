@@ -23,13 +23,12 @@ import functools
 import pathlib
 import statistics
 import sys
-import tempfile
 import time
 from typing import Any, Callable
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from page_overlay_10x10m import KEY, PROJECT, run_names, write_runs  # noqa: E402
+from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs  # noqa: E402
 from query_m4 import count, machine  # noqa: E402
 
 from curvestream_bridge.store.base import SeriesQuery  # noqa: E402
@@ -77,9 +76,7 @@ def main() -> None:
     args = ap.parse_args()
     points = count(args.points)
     print("command: nice .venv/bin/python bench/series_phases.py " + " ".join(sys.argv[1:]))
-    data = pathlib.Path(args.data or tempfile.mkdtemp(prefix="curvestream-series-phases-"))
-    data.mkdir(parents=True, exist_ok=True)
-    path = data / f"overlay-{args.runs}x{points}.duckdb"
+    path = overlay_path(args.data, "curvestream-series-phases-", args.runs, points)
     write_runs(path, args.runs, points)
     machine("before")
     store = DuckDBStore(str(path))
