@@ -29,6 +29,7 @@ cores changes every figure.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import pathlib
 import shutil
@@ -136,10 +137,28 @@ def print_queries(title: str, rows: list[tuple[str, float, float, float, int]], 
         print(f"  slowest median {worst:.1f} ms (goal <= {goal_ms:.0f} ms)")
 
 
+def speed_probe() -> float:
+    """ms for one fixed single-threaded workload (a Python loop and a numpy sort), best of 5.
+
+    This machine's speed drifts by up to 1.6x within minutes, which the load
+    average does not show (nothing else runs); figures printed beside the same
+    probe value were measured on an equally fast machine."""
+    data = np.random.default_rng(0).random(1_000_000)
+    best = math.inf
+    for _ in range(5):
+        t = time.perf_counter()
+        total = 0
+        for i in range(600_000):
+            total += i * i
+        np.sort(data)
+        best = min(best, time.perf_counter() - t)
+    return best * 1e3
+
+
 def machine(label: str) -> None:
     load = os.getloadavg()
     print(f"\n[{label}] load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
-          "busiest other processes (%CPU, command):")
+          f"speed probe {speed_probe():.1f} ms (lower is faster); busiest other processes (%CPU, command):")
     out = subprocess.run(["ps", "-eo", "pcpu,pid,args", "--sort=-pcpu", "--no-headers"], capture_output=True,
                          text=True).stdout.splitlines()
     shown = 0
