@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { drawnRangeOf, keptIndices, rangeCovers } from './lineRange';
+import { drawnRangeOf, keptIndices, rangeCovers, xExtentOf } from './lineRange';
 
 describe('drawnRangeOf', () => {
   it('widens a window by its width on each side', () => {
@@ -9,6 +9,25 @@ describe('drawnRangeOf', () => {
   it('is null for everything', () => {
     expect(drawnRangeOf(null)).toBeNull();
     expect(drawnRangeOf(undefined)).toBeNull();
+  });
+
+  it('is null (lines drawn whole) when the widened window holds the whole extent, and only then', () => {
+    expect(drawnRangeOf([10, 20], [0, 30])).toBeNull();
+    expect(drawnRangeOf([10, 20], [2, 28])).toBeNull();
+    expect(drawnRangeOf([10, 20], [-1, 30])).toEqual([0, 30]);
+    expect(drawnRangeOf([10, 20], [0, 31])).toEqual([0, 30]);
+    expect(drawnRangeOf([10, 20], null)).toEqual([0, 30]);
+    // so a zoom back out to everything is covered by what is drawn
+    expect(rangeCovers(drawnRangeOf([10, 20], [0, 30]), null)).toBe(true);
+    expect(rangeCovers(drawnRangeOf([10, 20], [0, 31]), null)).toBe(false);
+  });
+});
+
+describe('xExtentOf', () => {
+  it('spans the first to the last x of every line, empty lines left out', () => {
+    expect(xExtentOf([{ x: [3, 5, 9] }, { x: [] }, { x: [1, 4] }, { x: new Float64Array([6, 12]) }])).toEqual([1, 12]);
+    expect(xExtentOf([{ x: [] }])).toBeNull();
+    expect(xExtentOf([])).toBeNull();
   });
 });
 

@@ -10,12 +10,32 @@ import { lowerBound, upperBound } from './series';
 /**
  * The x range a host draws lines for when it shows `window`: the window and
  * one window's width on each side, so a zoom out or a pan shows real points
- * until the host draws again. Null (everything) for null.
+ * until the host draws again. Null (everything) for null, and when that range
+ * holds all of `extent` (the lines' x extent): every line is drawn whole then,
+ * so a zoom back out to everything needs no drawing of its own.
  */
-export function drawnRangeOf(window: readonly [number, number] | null | undefined): [number, number] | null {
+export function drawnRangeOf(
+  window: readonly [number, number] | null | undefined,
+  extent?: readonly [number, number] | null,
+): [number, number] | null {
   if (!window) return null;
   const span = window[1] - window[0];
-  return [window[0] - span, window[1] + span];
+  const range: [number, number] = [window[0] - span, window[1] + span];
+  return extent && range[0] <= extent[0] && extent[1] <= range[1] ? null : range;
+}
+
+/** The smallest and largest x of lines whose x values ascend; null when they hold no point. */
+export function xExtentOf(lines: readonly { x: ArrayLike<number> }[]): [number, number] | null {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const { x } of lines) {
+    const first = x[0];
+    const last = x[x.length - 1];
+    if (first === undefined || last === undefined) continue;
+    lo = Math.min(lo, first);
+    hi = Math.max(hi, last);
+  }
+  return lo <= hi ? [lo, hi] : null;
 }
 
 /** Whether lines drawn for `range` show `window` as if they were whole (null: all of them). */

@@ -1,7 +1,7 @@
 /** What one chart of the page draws: a curve per run, or a mean line and band per group of runs. */
 import { alertMarkers } from '../core/alerts';
 import { aggregateBand, aggregateCurves, aggregateMeanSeries, type GroupBandKind } from '../core/groups';
-import { drawnRangeOf } from '../core/lineRange';
+import { drawnRangeOf, xExtentOf } from '../core/lineRange';
 import type { ApiAlert } from '../types/api';
 import type { ChartModel, ChartSeriesInput, ChartSettings } from '../types/chart';
 import { drawnData, type Curve } from './curveLoading';
@@ -72,7 +72,7 @@ export function chartModelOf(content: ChartContent): { model: ChartModel; groupN
       widthPx: content.widthPx,
       xWindow: content.window,
       // the page draws again when a zoom leaves this range (ChartPanel.applyZoomToChart)
-      drawnRange: drawnRangeOf(content.window),
+      drawnRange: drawnRangeOf(content.window, xExtentOf(series.map((s) => s.data))),
       title: content.key,
     },
     groupNonFinite: grouped?.nonFinite ?? 0,
