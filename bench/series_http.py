@@ -10,7 +10,10 @@ request from sending until the body is read, and for binary also until it is
 decoded to numpy arrays (``series_binary.decode``), for JSON until
 ``json.loads`` is done: the whole series (M4), and zooms to 1/10, 1/100 and
 1/1000 of it (x = step). Medians of ``--repeat`` after a warm-up; the machine's
-load average is printed before and after.
+load average is printed before and after. The first reads after the bridge
+starts are printed on their own: they read the rollup rows from the file and
+queue the series for the rollup cache's loader, which the figures after them
+wait for (``curvestream_rollup_cache_entries`` in ``/metrics``).
 
 - ``one``: ``GET /api/v1/runs/bench/run-00/series`` (goal ≤ 20 ms binary at 10M points).
 - ``ten``: ``GET /api/v1/series?run=bench/run-00&…&run=bench/run-09`` (one chart of
@@ -97,6 +100,9 @@ def measure(http: httpx.Client, names: list[str], points: int, width: int, repea
             return len(resp.content), sum(len(s["points"]["x"]) for s in body.get("series", [body]))
         return go
 
+    cold(http, get(one, {"key": KEY, "width": width}, True),
+         get("/api/v1/series", [("run", f"{PROJECT}/{n}") for n in names] + [("key", KEY), ("width", width)], True),
+         len(names))
     print(f"\n{points:,} points per series, width {width}, x = step; medians of {repeat} (ms), body size")
     print(f"  {'request':<34} {'window':>7} {'JSON':>8} {'binary':>8} {'JSON KB':>8} {'bin KB':>7} {'points':>7}")
     for frac in ZOOMS:
@@ -119,6 +125,28 @@ def measure(http: httpx.Client, names: list[str], points: int, width: int, repea
         ts, _ = timed(lambda: [s() for s in singles], repeat)
         print(f"  {f'{len(names)} single JSON requests in turn':<34} {label:>7} {ts:>8.1f}")
     print("  goal: one 10M-point series at width 2000, binary, <= 20 ms")
+
+
+def cold(http: httpx.Client, one: Callable[[], Any], many: Callable[[], Any], series: int) -> None:
+    """The first reads after the bridge starts (the whole view, binary), then wait for the cache's loader."""
+    t = time.perf_counter()
+    one()
+    t_one = (time.perf_counter() - t) * 1e3
+    t = time.perf_counter()
+    many()
+    t_many = (time.perf_counter() - t) * 1e3
+    print(f"\nfirst reads after the bridge starts (rollup rows read from the file; whole view, binary): "
+          f"one series {t_one:.1f} ms, {series} runs in one request {t_many:.1f} ms")
+    t, entries = time.perf_counter(), 0.0
+    while time.perf_counter() - t < 120:
+        text = http.get("/metrics").text
+        entries = next((float(line.split()[1]) for line in text.splitlines()
+                        if line.startswith("curvestream_rollup_cache_entries ")), 0.0)
+        if entries >= series:
+            break
+        time.sleep(0.05)
+    print(f"rollup cache: {entries:.0f} of {series} series kept after {time.perf_counter() - t:.1f} s"
+          + ("" if entries >= series else " (not all: the figures below read some from the file)"))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.run_tails import RunTails
 from curvestream_bridge.settings import BridgeSettings, parse_addr
 from curvestream_bridge.store import Store, open_store
+from curvestream_bridge.store.m4.fold import load_in_background
 from curvestream_bridge.subscriber import Subscriber
 
 __all__ = ["Bridge", "run_bridge", "run_embedded", "main"]
@@ -95,6 +96,7 @@ class Bridge:
             self.subscriber.publish(topic, payload)
 
     def start(self) -> None:
+        load_in_background()  # the first series query then finds the compiled M4 loops loaded
         if self.alerts is not None:
             self.alerts.start()
         if self.alert_feed is not None:

@@ -122,3 +122,28 @@ print(acc.agg.n.tolist())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[2]"
     assert "nowhere to cache compiled M4 loops" in out.stderr
+
+
+def test_a_starting_bridge_loads_the_loops_before_its_first_query(tmp_path):
+    """The loops are imported lazily (numba would cost every start a few tenths of a second), but
+    a bridge's start loads them on a thread of its own: the first series query after a start no
+    longer pays for numba (~0.4 s here), and the start does not wait for it. In a fresh process."""
+    code = f"""
+import time
+from curvestream_bridge.service import Bridge
+from curvestream_bridge.settings import BridgeSettings
+from curvestream_bridge.store.m4 import fold
+bridge = Bridge(BridgeSettings(store="duckdb:///{tmp_path}/b.duckdb", mqtt_url=""))
+print("before the start:", fold._loaded is not None)
+bridge.start()
+try:
+    until = time.monotonic() + 120
+    while fold._loaded is None and time.monotonic() < until:
+        time.sleep(0.02)
+    print("after the start, no query:", fold._loaded is not None)
+finally:
+    bridge.stop()
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["before the start: False", "after the start, no query: True"], out.stdout

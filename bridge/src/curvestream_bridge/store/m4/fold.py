@@ -37,7 +37,7 @@ import numpy as np
 
 from curvestream_bridge.store.m4.agg import M4Agg
 
-__all__ = ["Folded"]
+__all__ = ["Folded", "load_in_background"]
 
 log = logging.getLogger("curvestream.bridge.m4")
 
@@ -72,6 +72,23 @@ def _kernels() -> ModuleType:
                 from curvestream_bridge.store.m4 import foldloops
             _loaded = foldloops
         return _loaded
+
+
+def load_in_background() -> threading.Thread:
+    """Import :mod:`.foldloops` on a thread of its own, as a bridge starts: the
+    bridge's start does not wait for numba, and its first query no longer pays
+    the import and the loops' loading (~0.4 s here; a query that comes sooner
+    waits on the same lock for what is left of it). A failure is logged here
+    and raised again by the first query that needs the loops."""
+    def load() -> None:
+        try:
+            _kernels()
+        except Exception as exc:  # noqa: BLE001 - the first fold raises it again, to its caller
+            log.warning("curvestream bridge: loading the compiled M4 loops failed (%s); queries will try again", exc)
+
+    t = threading.Thread(target=load, name="curvestream-m4-loops", daemon=True)
+    t.start()
+    return t
 
 
 class Folded:
