@@ -38,6 +38,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import httpx  # noqa: E402
 
+from _page import prometheus  # noqa: E402
 from _servers import BridgeProcess  # noqa: E402
 from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs  # noqa: E402
 from query_m4 import count, machine  # noqa: E402
@@ -129,19 +130,18 @@ def measure(http: httpx.Client, names: list[str], points: int, width: int, repea
 
 def cold(http: httpx.Client, one: Callable[[], Any], many: Callable[[], Any], series: int) -> None:
     """The first reads after the bridge starts (the whole view, binary), then wait for the cache's loader."""
-    t = time.perf_counter()
-    one()
-    t_one = (time.perf_counter() - t) * 1e3
-    t = time.perf_counter()
-    many()
-    t_many = (time.perf_counter() - t) * 1e3
+    def ms(fn: Callable[[], Any]) -> float:
+        t = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t) * 1e3
+
+    t_one, t_many = ms(one), ms(many)
     print(f"\nfirst reads after the bridge starts (rollup rows read from the file; whole view, binary): "
           f"one series {t_one:.1f} ms, {series} runs in one request {t_many:.1f} ms")
+    base = str(http.base_url).rstrip("/")
     t, entries = time.perf_counter(), 0.0
     while time.perf_counter() - t < 120:
-        text = http.get("/metrics").text
-        entries = next((float(line.split()[1]) for line in text.splitlines()
-                        if line.startswith("curvestream_rollup_cache_entries ")), 0.0)
+        entries = prometheus(base).get("curvestream_rollup_cache_entries", 0.0)
         if entries >= series:
             break
         time.sleep(0.05)
