@@ -22,7 +22,7 @@ from curvestream_wire.topics import Topics
 
 from curvestream_bridge.alerts.cluster import AlertFeed
 from curvestream_bridge.alerts.service import AlertService
-from curvestream_bridge.api import create_app
+from curvestream_bridge.api import BridgeApi, create_app
 from curvestream_bridge.embedded import EmbeddedBroker
 from curvestream_bridge.ingest import Ingest
 from curvestream_bridge.library_logs import route_library_logs
@@ -73,7 +73,9 @@ class Bridge:
             for name, attr in (("bytes", "bytes"), ("entries", "entries"), ("hits_total", "hits"),
                                ("misses_total", "misses")):
                 self.metrics.gauge_fn(f"curvestream_rollup_cache_{name}", lambda a=attr: getattr(cache, a))
-        self.app = create_app(self)
+        self.app = create_app(BridgeApi(settings=settings, store=self.store, ingest=self.ingest, live=self.live,
+                                        metrics=self.metrics, tails=self.tails, alerts=self.alerts,
+                                        subscriber=self.subscriber))
 
     def _on_status(self, status: Any) -> None:
         self.tails.on_status(status)
