@@ -255,7 +255,7 @@ class BridgeProcess(ServerProcess):
         return env
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "curvestream_bridge.service"]
+        return [sys.executable, "-m", "curvestream_bridge"]
 
     def ready(self) -> bool:
         """Serving HTTP, and subscribed when it has a broker (the store may still be down)."""

@@ -23,7 +23,7 @@ def test_an_offline_replay_stores_the_parked_batches_once_and_empties_the_parked
     env = {k: v for k, v in os.environ.items() if not k.startswith("CURVESTREAM_")}
     env.update(CURVESTREAM_STORE=f"duckdb:///{tmp_path / 's.duckdb'}", CURVESTREAM_MQTT_URL="",
                CURVESTREAM_PARKED_DIR=str(tmp_path / "parked"))
-    command = [sys.executable, "-m", "curvestream_bridge.service", "replay-dead-letters", "--offline"]
+    command = [sys.executable, "-m", "curvestream_bridge", "replay-dead-letters", "--offline"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["replayed"] == 3
@@ -44,6 +44,6 @@ def test_the_curvestream_command_passes_replay_dead_letters_to_the_bridge():
 
 def test_replay_dead_letters_without_a_running_bridge_says_what_to_do():
     env = {k: v for k, v in os.environ.items() if not k.startswith("CURVESTREAM_")}
-    done = subprocess.run([sys.executable, "-m", "curvestream_bridge.service", "replay-dead-letters",
+    done = subprocess.run([sys.executable, "-m", "curvestream_bridge", "replay-dead-letters",
                            "--url", "http://127.0.0.1:9"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--offline" in done.stderr

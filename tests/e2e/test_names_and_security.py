@@ -95,7 +95,7 @@ def test_an_open_bridge_refuses_to_listen_beyond_loopback(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CURVESTREAM_")}
     env.update(CURVESTREAM_HTTP_ADDR=f"0.0.0.0:{free_port()}", CURVESTREAM_MQTT_URL="",
                CURVESTREAM_STORE=f"duckdb:///{tmp_path / 's.duckdb'}")
-    proc = subprocess.run([sys.executable, "-m", "curvestream_bridge.service"], env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "curvestream_bridge"], env=env, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode != 0
     assert "refusing to listen on 0.0.0.0" in proc.stderr + proc.stdout

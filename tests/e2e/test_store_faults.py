@@ -46,7 +46,7 @@ def readyz(bridge: BridgeProcess) -> dict:
 
 
 def replay_dead_letters(bridge: BridgeProcess) -> dict:
-    done = subprocess.run([sys.executable, "-m", "curvestream_bridge.service", "replay-dead-letters"],
+    done = subprocess.run([sys.executable, "-m", "curvestream_bridge", "replay-dead-letters"],
                           env=bridge.env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr + done.stdout
     return json.loads(done.stdout)

@@ -165,7 +165,7 @@ def test_both_commands_run_the_sync(command, capsys) -> None:
     if command == "curvestream":
         from curvestream.cli import main
     else:
-        from curvestream_bridge.service import main
+        from curvestream_bridge.cli import main
     with FakeGrafana(plugins=[grafana_sync.PANEL_PLUGIN_ID]) as grafana:
         with pytest.raises(SystemExit) as done:
             main(["grafana", "sync", "--url", grafana.url, *ARGS, "--dry-run"])

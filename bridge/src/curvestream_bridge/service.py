@@ -1,18 +1,12 @@
 """Assembling the bridge: store, ingest writer, MQTT subscriber, live hub and
-the HTTP app; ``run_bridge`` serves it until interrupted.
-
-    curvestream bridge                 # production: settings from CURVESTREAM_* / --config
-    curvestream up                     # embedded: amqtt + bridge + DuckDB + page on 127.0.0.1:8080
-    curvestream-bridge replay-dead-letters [--offline]   # store the parked batches again (see replay.py)
+the HTTP app; ``run_bridge`` serves it until interrupted, ``run_embedded``
+with an embedded broker (``curvestream up``). The command line is ``cli.py``.
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
-import os
 import pathlib
-import sys
 import threading
 from typing import Any
 
@@ -34,11 +28,9 @@ from curvestream_bridge.store import Store, open_store
 from curvestream_bridge.store.m4.fold import load_in_background
 from curvestream_bridge.subscriber import Subscriber
 
-__all__ = ["Bridge", "run_bridge", "run_embedded", "main"]
+__all__ = ["Bridge", "run_bridge", "run_embedded"]
 
 log = logging.getLogger("curvestream.bridge")
-
-REPLAY = "replay-dead-letters"
 
 
 class Bridge:
@@ -192,37 +184,3 @@ def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127
             on_shutdown()
         bridge.stop()
         broker.stop()
-
-
-def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:2] == ["grafana", "sync"]:  # curvestream-bridge grafana sync ... (needs the [grafana] extra)
-        from curvestream_bridge.grafana_sync import main as grafana_sync
-
-        raise SystemExit(grafana_sync(argv[2:]))
-    parser = argparse.ArgumentParser(prog="curvestream bridge", description="Run the curvestream bridge.")
-    parser.add_argument("--config", help="a file of CURVESTREAM_*=value lines (see bridge.example.env)")
-    parser.add_argument("command", nargs="?", choices=[REPLAY],
-                        help=f"{REPLAY}: store the parked batches again (--help after it for more)")
-    argv = sys.argv[1:] if argv is None else argv
-    cut = argv.index(REPLAY) + 1 if REPLAY in argv else len(argv)  # what follows is the command's
-    args, rest = parser.parse_args(argv[:cut]), argv[cut:]
-    logging.basicConfig(level=os.environ.get("CURVESTREAM_LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        settings = BridgeSettings(_env_file=args.config) if args.config else BridgeSettings()  # type: ignore[call-arg]
-    except Exception as exc:  # noqa: BLE001 - pydantic's message names the field
-        print(f"curvestream bridge: bad settings: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
-    if args.command == REPLAY:
-        from curvestream_bridge.replay import main as replay_main
-
-        raise SystemExit(replay_main(settings, rest))
-    try:
-        run_bridge(settings)
-    except KeyboardInterrupt:
-        pass
-
-
-if __name__ == "__main__":
-    main()

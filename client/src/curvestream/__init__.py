@@ -19,16 +19,14 @@ import secrets
 from typing import Any, Iterable, Mapping
 
 from curvestream.alerts import Alert
+from curvestream.current import current_run, make_current
 from curvestream.handler import LogHandler
 from curvestream.run import FinishReport, Run
 from curvestream.settings import Settings
-
-__version__ = "0.1.0"
+from curvestream.version import __version__
 
 __all__ = ["init", "log", "log_histogram", "log_text", "finish", "current_run", "Run", "Settings",
            "FinishReport", "LogHandler", "Alert", "__version__"]
-
-_current: Run | None = None
 
 
 def init(
@@ -50,7 +48,6 @@ def init(
     before anything is sent). Any :class:`Settings` field may be given as a
     keyword (``flush_interval_ms=100``); the rest come from ``CURVESTREAM_*``.
     """
-    global _current
     if settings is None:
         settings = Settings.from_env(mode=mode, **setting_overrides)
     elif mode is not None or setting_overrides:
@@ -61,18 +58,15 @@ def init(
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         run = f"{stamp}-{secrets.token_hex(2)}"
     new = Run(project, run, config=config, tags=tags, group=group, data_version=data_version, settings=settings)
-    _current = new
+    make_current(new)
     return new
 
 
-def current_run() -> Run | None:
-    return _current
-
-
 def _require_run() -> Run:
-    if _current is None:
+    run = current_run()
+    if run is None:
         raise RuntimeError("curvestream: call curvestream.init() before curvestream.log()")
-    return _current
+    return run
 
 
 def log(data: Mapping[str, Any], step: int | None = None) -> None:
@@ -90,8 +84,7 @@ def log_text(key: str, text: str, step: int | None = None, level: int = 0) -> No
 
 def finish(status: str = "finished", reason: str = "") -> FinishReport | None:
     """Finish the current run (if any)."""
-    global _current
-    run, _current = _current, None
+    run = make_current(None)
     return run.finish(status, reason) if run is not None else None
 
 

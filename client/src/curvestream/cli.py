@@ -159,7 +159,7 @@ def cmd_import_tensorboard(args: argparse.Namespace) -> int:
 
 def cmd_bridge(args: argparse.Namespace) -> None:
     _need_bridge()
-    from curvestream_bridge.service import main as bridge_main
+    from curvestream_bridge.cli import main as bridge_main
 
     bridge_main((["--config", args.config] if args.config else []) + args.bridge_args)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from curvestream.current import current_run
+
 if TYPE_CHECKING:
     from curvestream.run import Run
 
@@ -28,8 +30,6 @@ class LogHandler(logging.Handler):
             return
         run = self._run
         if run is None:
-            from curvestream import current_run
-
             run = current_run()
         if run is None:
             return

@@ -40,6 +40,7 @@ from curvestream.settings import Settings
 from curvestream.spool import Spool, SpoolLocked, list_producers
 from curvestream.uploader import Uploader
 from curvestream.values import HistogramItem, TextItem, histogram_values, to_float
+from curvestream.version import __version__
 
 __all__ = ["Run", "FinishReport"]
 
@@ -86,8 +87,6 @@ class Run:
         settings: Settings,
         clock_ns: Any = time.time_ns,
     ) -> None:
-        from curvestream import __version__
-
         self.project = names.validate_name("project name", project)
         self.name = names.validate_name("run name", name)
         self.config = normalize_config(config)  # pydantic errors surface here, before any connection
