@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import PlainTextResponse, Response
 
+from curvestream_bridge.api.answer import answer
 from curvestream_bridge.api.deps import Api
+from curvestream_bridge.api.models import ApiHealth, ApiReadiness
 
 __all__ = ["router"]
 
 router = APIRouter(tags=["ops"])
 
 
-@router.get("/healthz")
-def healthz() -> dict[str, Any]:
-    return {"ok": True}
+@router.get("/healthz", response_model=ApiHealth)
+def healthz() -> Response:
+    return answer({"ok": True})
 
 
-@router.get("/readyz")
+@router.get("/readyz", response_model=ApiReadiness, responses={503: {"model": ApiReadiness}})
 def readyz(api: Api) -> Response:
     ok, body = api.readiness()
-    return JSONResponse(body, status_code=200 if ok else 503)
+    return answer(body, status_code=200 if ok else 503)
 
 
 @router.get("/metrics", response_class=PlainTextResponse)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 from fastapi import FastAPI
 
-from curvestream_bridge.api import admin, alerts, ingest, live, parked, runs, series
+from curvestream_bridge.api import admin, alerts, ingest, live, models, parked, runs, series
 from curvestream_bridge.api.facade import BridgeApi
 from curvestream_bridge.api.page import mount_page
 from curvestream_bridge.api.paths import KeepEncodedSlashes
@@ -25,10 +25,23 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     await api.stop_live()
 
 
+class _BridgeApp(FastAPI):
+    def openapi(self) -> dict[str, Any]:
+        """FastAPI's document, with the shapes no HTTP route returns: the live WebSocket's
+        messages and the headers of the binary series answers."""
+        if self.openapi_schema is None:
+            doc = super().openapi()
+            doc.setdefault("components", {}).setdefault("schemas", {}).update(
+                models.definitions("#/components/schemas/{model}"))
+            self.openapi_schema = doc
+        return self.openapi_schema
+
+
 def create_app(api: BridgeApi) -> FastAPI:
     """The HTTP API (docs/http-api.md), the live WebSocket and the page, served from ``api``."""
-    app = FastAPI(title="curvestream bridge", version="0.1.0", lifespan=_lifespan,
-                  description="Training curves: runs, metrics, pixel-exact M4 series, ingest and live push.")
+    app = _BridgeApp(title="curvestream bridge", version="0.1.0", lifespan=_lifespan,
+                      description="Training curves: runs, metrics, pixel-exact M4 series, ingest and live push. "
+                                  "`WS /api/v1/live` takes `LiveSubscribe` and pushes `LiveMessage` (see the schemas).")
     app.state.bridge_api = api
     app.add_middleware(KeepEncodedSlashes)
     for router in ROUTERS:

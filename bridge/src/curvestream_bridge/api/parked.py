@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
-
 from fastapi import APIRouter
+from fastapi.responses import Response
 
+from curvestream_bridge.api.answer import GUARDED, answer
 from curvestream_bridge.api.deps import READ, WRITE, Api
+from curvestream_bridge.api.models import ApiParkedResponse, ApiReplayResponse
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/api/v1", tags=["ops"])
+router = APIRouter(prefix="/api/v1", tags=["ops"], responses=GUARDED)
 
 
-@router.get("/parked", dependencies=READ)
-def parked(api: Api) -> dict[str, Any]:
+@router.get("/parked", dependencies=READ, response_model=ApiParkedResponse)
+def parked(api: Api) -> Response:
     """Batches parked after unexpected store errors, with why."""
-    return {"parked": [e.to_json() for e in api.parked()]}
+    return answer({"parked": [e.to_json() for e in api.parked()]})
 
 
-@router.post("/parked/replay", dependencies=WRITE)
-async def replay_parked(api: Api) -> dict[str, Any]:
+@router.post("/parked/replay", dependencies=WRITE, response_model=ApiReplayResponse)
+async def replay_parked(api: Api) -> Response:
     """Store the parked batches again (``curvestream-bridge replay-dead-letters``)."""
-    return await asyncio.to_thread(api.replay_parked)
+    return answer(await asyncio.to_thread(api.replay_parked))

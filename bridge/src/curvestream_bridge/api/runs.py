@@ -6,8 +6,11 @@ import json
 from typing import TYPE_CHECKING, Any, Callable
 
 from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
 
+from curvestream_bridge.api.answer import GUARDED, answer
 from curvestream_bridge.api.deps import READ, Api
+from curvestream_bridge.api.models import ApiMetricsManyResponse, ApiMetricsResponse, ApiRunsResponse
 from curvestream_bridge.api.paths import RUN_PAIRS_HELP, name, run_pairs
 from curvestream_bridge.api.reads import in_thread
 
@@ -16,12 +19,12 @@ if TYPE_CHECKING:
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=READ)
+router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=READ, responses=GUARDED)
 
 
-@router.get("/runs")
+@router.get("/runs", response_model=ApiRunsResponse)
 async def runs(request: Request, api: Api, project: str | None = None, tag: str | None = None,
-               group: str | None = None, state: str | None = None) -> dict[str, Any]:
+               group: str | None = None, state: str | None = None) -> Response:
     records = await in_thread(api.reader.runs)
     keep = _run_filter(request, project, tag, group, state)
     wanted = [r for r in records if keep(r)]
@@ -31,24 +34,24 @@ async def runs(request: Request, api: Api, project: str | None = None, tag: str 
     out = [{**r.to_json(), "pending_batches": p, "alerts_firing": firing.get((r.project, r.run), 0),
             **_clock_json(api.clock_of(r.project, r.run))}
            for r, p in zip(wanted, pending)]
-    return {"runs": out}
+    return answer({"runs": out})
 
 
-@router.get("/runs/{project}/{run}/metrics")
-async def metrics_of_run(api: Api, project: str, run: str) -> dict[str, Any]:
+@router.get("/runs/{project}/{run}/metrics", response_model=ApiMetricsResponse)
+async def metrics_of_run(api: Api, project: str, run: str) -> Response:
     project, run = name(project), name(run)
     records = await in_thread(api.reader.metrics, project, run)
-    return {"project": project, "run": run, "metrics": [m.to_json() for m in records]}
+    return answer({"project": project, "run": run, "metrics": [m.to_json() for m in records]})
 
 
-@router.get("/metrics")
-async def metrics_of_runs(api: Api, run: list[str] = Query(..., description=RUN_PAIRS_HELP)) -> dict[str, Any]:
+@router.get("/metrics", response_model=ApiMetricsManyResponse)
+async def metrics_of_runs(api: Api, run: list[str] = Query(..., description=RUN_PAIRS_HELP)) -> Response:
     """Several runs' metrics in one request (for overlays), read from the store together:
     each run's entry is the single-run endpoint's answer."""
     pairs = run_pairs(run)
     records = await in_thread(api.reader.metrics_many, pairs)
-    return {"runs": [{"project": p, "run": r, "metrics": [m.to_json() for m in found]}
-                     for (p, r), found in zip(pairs, records)]}
+    return answer({"runs": [{"project": p, "run": r, "metrics": [m.to_json() for m in found]}
+                            for (p, r), found in zip(pairs, records)]})
 
 
 def _run_filter(request: Request, project: str | None, tag: str | None, group: str | None,

@@ -14,7 +14,10 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from curvestream_bridge import series_binary
+from curvestream_bridge.api.answer import GUARDED, answer
 from curvestream_bridge.api.deps import READ, Api
+from curvestream_bridge.api.models import (ApiHistogramsResponse, ApiSeriesManyResponse, ApiSeriesResponse,
+                                           ApiTextsResponse)
 from curvestream_bridge.api.paths import RUN_PAIRS_HELP, name, run_pairs
 from curvestream_bridge.api.reads import in_thread, read_for
 from curvestream_bridge.jsonnum import json_float, json_floats
@@ -22,16 +25,17 @@ from curvestream_bridge.store.base import SeriesQuery
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/api/v1", tags=["series"], dependencies=READ)
+router = APIRouter(prefix="/api/v1", tags=["series"], dependencies=READ, responses=GUARDED)
 
 XAxis = Literal["step", "time", "relative"]
 
 _BINARY_ANSWER: dict[int | str, dict[str, Any]] = {200: {
-    "description": "JSON, or binary columns when `Accept` names them (docs/http-api.md)",
-    "content": {"application/json": {}, series_binary.MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}}}}
+    "description": "JSON, or binary columns when `Accept` names them (docs/http-api.md; the binary answer's "
+                   "header is `ApiSeriesColumnsHeader` or `ApiSeriesManyColumnsHeader`)",
+    "content": {series_binary.MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}}}}
 
 
-@router.get("/runs/{project}/{run}/series", responses=_BINARY_ANSWER)
+@router.get("/runs/{project}/{run}/series", response_model=ApiSeriesResponse, responses=_BINARY_ANSWER)
 async def series(
     request: Request, api: Api, project: str, run: str,
     key: str = Query(..., description="metric key, exactly as logged"),
@@ -47,7 +51,7 @@ async def series(
     return _series_answer(request, [(q, result)], many=False)
 
 
-@router.get("/series", responses=_BINARY_ANSWER)
+@router.get("/series", response_model=ApiSeriesManyResponse, responses=_BINARY_ANSWER)
 async def many_series(
     request: Request, api: Api,
     run: list[str] = Query(..., description=RUN_PAIRS_HELP),
@@ -65,24 +69,24 @@ async def many_series(
     return _series_answer(request, list(zip(queries, results)), many=True)
 
 
-@router.get("/runs/{project}/{run}/histograms")
+@router.get("/runs/{project}/{run}/histograms", response_model=ApiHistogramsResponse)
 async def histograms(api: Api, project: str, run: str, key: str,
-                     limit: int = Query(200, ge=1, le=5000)) -> dict[str, Any]:
+                     limit: int = Query(200, ge=1, le=5000)) -> Response:
     project, run = name(project), name(run)
     rows = await in_thread(api.reader.histograms, project, run, key, limit)
-    return {"project": project, "run": run, "key": key, "histograms": rows}
+    return answer({"project": project, "run": run, "key": key, "histograms": rows})
 
 
-@router.get("/runs/{project}/{run}/texts")
+@router.get("/runs/{project}/{run}/texts", response_model=ApiTextsResponse)
 async def texts(api: Api, project: str, run: str, key: str | None = None,
                 limit: int = Query(500, ge=1, le=10000),
                 after_ms: float | None = Query(None, description="only lines newer than this wall time")
-                ) -> dict[str, Any]:
+                ) -> Response:
     project, run = name(project), name(run)
     rows = await in_thread(api.reader.texts, project, run, key, limit if after_ms is None else 10000)
     if after_ms is not None:
         rows = [r for r in rows if r["time_ms"] > after_ms][:limit]
-    return {"project": project, "run": run, "texts": rows}
+    return answer({"project": project, "run": run, "texts": rows})
 
 
 def _check_range(start: float | None, end: float | None) -> None:

@@ -1,0 +1,422 @@
+"""The shapes of the HTTP API's answers and of the live WebSocket's messages
+(docs/http-api.md): one source for the OpenAPI document at ``/docs`` and for
+the page's TypeScript types (``scripts/gen_api_types.py`` writes
+``panels/echarts-plugin/src/types/api.ts`` from them).
+
+The routes build their answers as plain dicts and the live hub its messages as
+JSON text (validating thousands of runs or points per answer would cost more
+than encoding them); tests hold every answer and message to these models,
+extra fields forbidden.
+
+A field that every answer carries is required here, even when it may be null;
+one that may be absent has a default.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic.json_schema import models_json_schema
+from typing_extensions import Annotated, TypeAliasType
+
+__all__ = ["TYPE_ALIASES", "HTTP_MODELS", "LIVE_MODELS", "LiveMessage", "SeriesBinaryHeaders", "definitions"]
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------------------------------------- shared types
+
+ApiNumber = TypeAliasType("ApiNumber", Annotated[
+    Union[float, Literal["NaN", "Infinity", "-Infinity"]],
+    Field(description="A value as JSON carries it: non-finite values travel as strings.")])
+RunState = TypeAliasType("RunState", Literal["running", "finished", "failed", "lost", "unknown"])
+XMode = TypeAliasType("XMode", Annotated[
+    Literal["step", "time", "relative"],
+    Field(description="The x axis of a series query. `relative` is seconds since the run's first point.")])
+MetricKind = TypeAliasType("MetricKind", Annotated[
+    Literal["scalar", "histogram", "text"],
+    Field(description="A curve (`series`), a histogram (`histograms`) or text lines (`texts`).")])
+AlertKind = TypeAliasType("AlertKind", Literal["nonfinite", "spike", "plateau", "threshold", "stalled", "lost"])
+AlertValue = TypeAliasType("AlertValue", Annotated[
+    Union[float, Literal["NaN", "+Inf", "-Inf"], None],
+    Field(description="The value that made the alert change: a number, `NaN`, `+Inf`, `-Inf` or null.")])
+
+TYPE_ALIASES = (ApiNumber, RunState, XMode, MetricKind, AlertKind, AlertValue)
+
+
+# ---------------------------------------------------------------------------------------------- runs
+
+class ApiRunMeta(_Shape):
+    """What the trainer's process told about itself (absent for a run known only by its status)."""
+
+    pid: int | None = None
+    python_version: str | None = None
+    frameworks: dict[str, str] | None = None
+    data_version: str | None = None
+    client_version: str | None = None
+
+
+class ApiRun(_Shape):
+    """A run of `GET /api/v1/runs`."""
+
+    project: str
+    run: str
+    state: RunState
+    reason: str = Field(description="Exception type and message when failed.")
+    started_ms: float | None
+    updated_ms: float | None
+    tags: list[str]
+    group: str
+    config: dict[str, Any]
+    host: str
+    git_commit: str
+    git_dirty: bool | None
+    points: int = Field(description="Scalar points stored for the run.")
+    meta: ApiRunMeta
+    pending_batches: int | None = Field(description=(
+        "Finished or failed, but this many batches up to the final status are not stored yet (null: unknown)."))
+    alerts_firing: int = Field(description="Alerts of the run firing now.")
+    clock_offset_s: float | None = Field(description=(
+        "The trainer's clock behind the bridge's by this much (null: unknown)."))
+    clock_correction_s: float | None = Field(description="Added to the run's times by the bridge.")
+
+
+class ApiRunsResponse(_Shape):
+    runs: list[ApiRun]
+
+
+class ApiMetric(_Shape):
+    """A key of a run: how many values it holds, over which steps and times."""
+
+    key: str
+    kind: MetricKind
+    count: int
+    first_step: int
+    last_step: int
+    last_value: ApiNumber
+    first_ms: float
+    last_ms: float
+
+
+class ApiMetricsResponse(_Shape):
+    project: str
+    run: str
+    metrics: list[ApiMetric]
+
+
+class ApiMetricsManyResponse(_Shape):
+    """`GET /api/v1/metrics`: each run asked, in order, as the single-run endpoint answers it."""
+
+    runs: list[ApiMetricsResponse]
+
+
+# ---------------------------------------------------------------------------------------------- series
+
+class ApiPoint(_Shape):
+    x: float
+    y: ApiNumber
+    step: int
+    time_ms: float
+
+
+class ApiSeriesPoints(_Shape):
+    """Parallel arrays, sorted by x."""
+
+    x: list[float]
+    y: list[ApiNumber]
+    step: list[int]
+    time_ms: list[float]
+
+
+class ApiSeriesResponse(_Shape):
+    """At most 4·width points that draw the same line as the raw data (M4), or the raw points."""
+
+    project: str
+    run: str
+    key: str
+    x: XMode
+    start: float | None
+    end: float | None
+    width: int
+    raw: bool = Field(description="These are all the points in the range.")
+    total: int = Field(description="Points in the range.")
+    points: ApiSeriesPoints
+    before: ApiPoint | None = Field(description="The nearest point left of the range.")
+    after: ApiPoint | None = Field(description="The nearest point right of the range.")
+
+
+class ApiSeriesManyResponse(_Shape):
+    """`GET /api/v1/series`: one answer per run × key, runs outer, keys inner."""
+
+    series: list[ApiSeriesResponse]
+
+
+class ApiColumnsAt(_Shape):
+    """Where a series' columns lie in a binary answer: `n` points at `offset` bytes after the header's padding."""
+
+    n: int
+    offset: int
+
+
+class ApiSeriesColumnsHeader(_Shape):
+    """A series in the header of a binary answer: its JSON answer, with `points` naming where its columns are."""
+
+    project: str
+    run: str
+    key: str
+    x: XMode
+    start: float | None
+    end: float | None
+    width: int
+    raw: bool
+    total: int
+    points: ApiColumnsAt
+    before: ApiPoint | None
+    after: ApiPoint | None
+
+
+class ApiSeriesManyColumnsHeader(_Shape):
+    series: list[ApiSeriesColumnsHeader]
+
+
+SeriesBinaryHeaders = Union[ApiSeriesColumnsHeader, ApiSeriesManyColumnsHeader]
+
+
+class ApiHistogram(_Shape):
+    """One histogram observation: `counts[i]` values fell in [edges[i], edges[i+1])."""
+
+    step: int
+    time_ms: float
+    edges: list[float]
+    counts: list[float]
+    min: float | None
+    max: float | None
+    sum: float | None
+    count: int | None
+
+
+class ApiHistogramsResponse(_Shape):
+    project: str
+    run: str
+    key: str
+    histograms: list[ApiHistogram]
+
+
+class ApiText(_Shape):
+    """A line of text; `level` is the Python logging level of a log line, 0 for plain text."""
+
+    key: str
+    step: int
+    time_ms: float
+    level: int
+    text: str
+
+
+class ApiTextsResponse(_Shape):
+    project: str
+    run: str
+    texts: list[ApiText]
+
+
+# ---------------------------------------------------------------------------------------------- alerts
+
+class ApiAlertWindow(_Shape):
+    from_step: int
+    to_step: int
+
+
+class ApiAlert(_Shape):
+    """An alert of the bridge's alert engine as `GET /api/v1/alerts` lists it (its latest change):
+    what happened to which curve (key "" = the whole run: stalled, lost) at which step, over which
+    window of steps."""
+
+    id: str
+    rule: str
+    kind: AlertKind
+    severity: Literal["info", "warning", "critical"]
+    project: str
+    run: str
+    key: str
+    state: Literal["firing", "resolved"]
+    step: int = Field(description="Where the condition became true; for a resolved alert, where it stopped.")
+    time_ms: float
+    value: AlertValue
+    message: str
+    window: ApiAlertWindow
+    fired_step: int = Field(description="Where it fired (the same as `step` while firing).")
+    started_ms: float
+    ended_ms: float | None
+    version: int
+    time_ns: int
+
+
+class ApiAlertsResponse(_Shape):
+    alerts: list[ApiAlert]
+
+
+# ---------------------------------------------------------------------------------------------- operations
+
+class ApiParkedBatch(_Shape):
+    """A batch parked after unexpected store errors, with why."""
+
+    producer: str
+    seq: int
+    reason: str
+    source: str
+    parked_ms: float
+    file: str
+
+
+class ApiParkedResponse(_Shape):
+    parked: list[ApiParkedBatch]
+
+
+class ApiReplayResponse(_Shape):
+    """What became of the parked batches sent through the ingest pipeline again."""
+
+    replayed: int
+    rejected: int
+    still_parked: int
+    parked: list[ApiParkedBatch]
+
+
+class ApiHealth(_Shape):
+    ok: bool
+
+
+class ApiReadiness(_Shape):
+    """`GET /readyz` (503 unless the store and the broker are reachable and the writer is not retrying)."""
+
+    store: bool
+    mqtt: bool
+    ingest_healthy: bool
+    unexpected_store_error: str | None
+    parked_batches: int
+
+
+class ApiError(_Shape):
+    detail: str
+
+
+class ApiRefusal(_Shape):
+    """A batch that can never be stored, and why."""
+
+    detail: str
+    reason: str
+
+
+# ---------------------------------------------------------------------------------------------- live WebSocket
+
+class LiveSubscription(_Shape):
+    project: str
+    run: str
+    keys: list[str] | None = Field(None, description="Omitted or null: every key of the run.")
+
+
+class LiveSubscribe(_Shape):
+    """What a client sends, at any time: the full set of runs (and keys) it wants."""
+
+    subscribe: list[LiveSubscription]
+
+
+class LiveSeriesFrame(_Shape):
+    key: str
+    step: list[int]
+    time_ms: list[float]
+    y: list[ApiNumber]
+
+
+class LivePointsMessage(_Shape):
+    """Points of a watched run, decoded and validated, maybe not stored yet."""
+
+    type: Literal["points"]
+    project: str
+    run: str
+    series: list[LiveSeriesFrame]
+
+
+class LiveStatusMessage(_Shape):
+    type: Literal["status"]
+    project: str
+    run: str
+    state: RunState
+    reason: str
+
+
+class LiveRunMessage(_Shape):
+    """A new run appeared (sent to every client)."""
+
+    type: Literal["run"]
+    project: str
+    run: str
+
+
+class LiveGapMessage(_Shape):
+    """Points of this run were not pushed (a slow client, or a huge frame): query the visible range again."""
+
+    type: Literal["gap"]
+    project: str
+    run: str
+
+
+class LiveTextsMessage(_Shape):
+    """New text lines of a run (at most 1,000 per run per frame; more: a gap follows)."""
+
+    type: Literal["texts"]
+    project: str
+    run: str
+    texts: list[ApiText]
+
+
+class LiveHistogramMessage(_Shape):
+    """A new histogram of a run's key is stored: fetch it."""
+
+    type: Literal["histogram"]
+    project: str
+    run: str
+    key: str
+    step: int
+
+
+class LiveAlertMessage(_Shape):
+    """An alert of a watched run fired or resolved: the alert as `GET /api/v1/alerts` lists it."""
+
+    type: Literal["alert"]
+    project: str
+    run: str
+    alert: ApiAlert
+
+
+class LiveErrorMessage(_Shape):
+    """The client's last message could not be read; its subscriptions stay as they were."""
+
+    type: Literal["error"]
+    error: str
+
+
+LiveMessage = TypeAliasType("LiveMessage", Annotated[
+    Union[LiveAlertMessage, LivePointsMessage, LiveStatusMessage, LiveRunMessage, LiveGapMessage, LiveTextsMessage,
+          LiveHistogramMessage, LiveErrorMessage],
+    Field(discriminator="type", description="A message the bridge pushes on `WS /api/v1/live`.")])
+
+HTTP_MODELS: tuple[type[BaseModel], ...] = (
+    ApiRunMeta, ApiRun, ApiRunsResponse, ApiMetric, ApiMetricsResponse, ApiMetricsManyResponse, ApiPoint,
+    ApiSeriesPoints, ApiSeriesResponse, ApiSeriesManyResponse, ApiColumnsAt, ApiSeriesColumnsHeader,
+    ApiSeriesManyColumnsHeader, ApiHistogram, ApiHistogramsResponse, ApiText, ApiTextsResponse, ApiAlertWindow,
+    ApiAlert, ApiAlertsResponse, ApiParkedBatch, ApiParkedResponse, ApiReplayResponse, ApiHealth, ApiReadiness,
+    ApiError, ApiRefusal)
+LIVE_MODELS: tuple[type[BaseModel], ...] = (
+    LiveSubscription, LiveSubscribe, LiveSeriesFrame, LivePointsMessage, LiveStatusMessage, LiveRunMessage,
+    LiveGapMessage, LiveTextsMessage, LiveHistogramMessage, LiveAlertMessage, LiveErrorMessage)
+
+
+def definitions(ref_template: str = "#/$defs/{model}") -> dict[str, Any]:
+    """Every shape's JSON schema by name (as answers serialize), for OpenAPI and the TypeScript types."""
+    _, top = models_json_schema([(m, "serialization") for m in (*HTTP_MODELS, *LIVE_MODELS)],
+                                ref_template=ref_template)
+    live = TypeAdapter(LiveMessage).json_schema(mode="serialization", ref_template=ref_template)
+    message = {k: v for k, v in live.items() if k != "$defs"}
+    return {**top["$defs"], **live.pop("$defs"), "LiveMessage": message}
