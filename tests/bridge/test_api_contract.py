@@ -50,7 +50,7 @@ def _batch(project: str, run: str, steps: range = range(0), *, meta: bool = Fals
     if state:
         b.status.CopyFrom(run_pb2.RunStatus(version=1, project=project, run=run, state=state, updated_ns=T0))
     if extras:
-        b.histograms.add(key="weights", step=3, wall_ns=T0 + 3, bucket_edges=[0.0, 1.0, 2.0], counts=[3.0, 4.0],
+        b.histograms.add(key="weights", step=3, wall_ns=T0 + 3, bucket_edges=[0.0, 1.0, math.inf], counts=[3.0, 4.0],
                          min=0.0, max=2.0, sum=7.0, count=7)
         b.texts.add(key="log", step=4, wall_ns=T0 + 4_000_000, text="hello ü", level=20)
     return b
@@ -105,7 +105,7 @@ def test_series_histograms_and_texts_answer_their_models(api):
         header, _ = series_binary.decode(resp.content)
         header_model.model_validate(header)
     hist = client.get(path + "/histograms", params={"key": "weights"}, headers=R)
-    assert len(_exactly(models.ApiHistogramsResponse, hist)["histograms"]) == 1
+    assert [h["edges"] for h in _exactly(models.ApiHistogramsResponse, hist)["histograms"]] == [[0.0, 1.0, None]]
     texts = client.get(path + "/texts", headers=R)
     assert [t["text"] for t in _exactly(models.ApiTextsResponse, texts)["texts"]] == ["hello ü"]
 

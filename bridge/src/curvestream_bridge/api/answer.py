@@ -19,7 +19,9 @@ GUARDED: dict[int | str, dict[str, Any]] = {
 
 def answer(content: Any, status_code: int = 200) -> Response:
     """``content`` as JSON, encoded as FastAPI encodes a returned dict (pydantic's
-    serializer), but not validated against the route's ``response_model``: that
-    would cost more than the encoding for a long runs list. The models document
-    the answers; tests hold each answer to its model."""
-    return Response(pydantic_core.to_json(content), status_code=status_code, media_type="application/json")
+    serializer: a float that is not finite becomes null), but not validated
+    against the route's ``response_model``: that would cost more than the
+    encoding for a long runs list. The models document the answers; tests hold
+    each answer to its model."""
+    body = pydantic_core.to_json(content, inf_nan_mode="null")
+    return Response(body, status_code=status_code, media_type="application/json")

@@ -190,7 +190,7 @@ class ApiHistogram(_Shape):
 
     step: int
     time_ms: float
-    edges: list[float]
+    edges: list[float | None] = Field(description="null: an edge that is not finite (a bucket up to +Inf).")
     counts: list[float]
     min: float | None
     max: float | None
