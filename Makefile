@@ -8,7 +8,7 @@ STATIC := bridge/src/curvestream_bridge/static/index.html
 GRAFANA_PLUGIN := $(PANEL)/dist/module.js
 GRAFANA_CHECKS := tests/grafana
 
-.PHONY: demo up test test-python test-panel venv page grafana-plugin dashboards proto bench clean
+.PHONY: demo up test test-python test-panel venv page grafana-plugin dashboards proto api-types bench clean
 
 demo: venv page  ## set up, start the embedded stack and stream a real training loop into it
 	$(VENV)/bin/curvestream demo
@@ -59,6 +59,9 @@ dashboards: venv  ## regenerate the provisioned Grafana dashboards from grafana/
 
 proto: venv  ## regenerate the protobuf modules after editing proto/
 	$(PY) scripts/gen_proto.py
+
+api-types: venv  ## regenerate the page's TypeScript API types after editing the bridge's api/models.py
+	$(PY) scripts/gen_api_types.py
 
 BENCHES := log_latency client_throughput ingest_e2e query_m4 page_live_latency page_overlay_10x10m series_http alerts many_runs shared_bridges
 

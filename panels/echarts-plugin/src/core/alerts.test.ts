@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiAlert } from '../types/api';
+import { sampleAlert } from '../testing/apiSamples';
 import type { SeriesData } from '../types/chart';
 import { ALERT_COLORS, alertMarkers, chartAlertsText, markerOptions } from './alerts';
 
 const ref = { project: 'mnist', run: 'r1' };
 
 function alert(overrides: Partial<ApiAlert>): ApiAlert {
-  return { project: 'mnist', run: 'r1', key: 'loss', step: 20, kind: 'spike', message: 'loss jumped 40×', ...overrides };
+  return sampleAlert({ project: 'mnist', run: 'r1', key: 'loss', step: 20, kind: 'spike', message: 'loss jumped 40×', ...overrides });
 }
 
 // steps 0, 10, 20, 30 at one point per second, starting at t = 1e12 ms

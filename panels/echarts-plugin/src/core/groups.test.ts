@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiRun } from '../types/api';
+import { sampleRun } from '../testing/apiSamples';
 import type { SeriesData } from '../types/chart';
 import {
   aggregateBand,
@@ -16,7 +17,7 @@ function curve(xs: number[], ys: number[]): SeriesData {
 }
 
 function run(name: string, config: Record<string, unknown>, group = ''): ApiRun {
-  return { project: 'p', run: name, state: 'finished', config, group };
+  return sampleRun({ project: 'p', run: name, state: 'finished', config, group });
 }
 
 describe('groupRuns', () => {

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiHistogram } from '../types/api';
+import { sampleHistogram } from '../testing/apiSamples';
 import { histogramGrid, histogramHeatmapOption } from './histograms';
 import { LIGHT_THEME } from './theme';
 
-function hist(step: number, edges: (number | 'NaN')[], counts: number[]): ApiHistogram {
-  return { step, time_ms: 1e12 + step, edges, counts };
+function hist(step: number, edges: (number | null)[], counts: number[]): ApiHistogram {
+  return sampleHistogram({ step, time_ms: 1e12 + step, edges, counts });
 }
 
 const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
@@ -35,7 +36,7 @@ describe('histogramGrid', () => {
   });
 
   it('skips observations it cannot place', () => {
-    const grid = histogramGrid([hist(0, ['NaN', 1], [1]), hist(1, [0, 1], [1, 2]), hist(2, [0, 1], [4])], 2);
+    const grid = histogramGrid([hist(0, [null, 1], [1]), hist(1, [0, 1], [1, 2]), hist(2, [0, 1], [4])], 2);
     expect(grid.steps).toEqual([2]);
     expect(grid.skipped).toBe(2);
     expect(histogramGrid([]).steps).toEqual([]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_VIEW } from '../constants/defaults';
 import { LIGHT_THEME } from '../core/theme';
-import type { ApiAlert } from '../types/api';
+import { sampleAlert } from '../testing/apiSamples';
 import type { ChartSettings } from '../types/chart';
 import { chartModelOf } from './chartModel';
 import { newCurve, type Curve } from './curveLoading';
@@ -14,10 +14,10 @@ function curve(run: string): Curve {
   return c;
 }
 
-const plateau: ApiAlert = {
+const plateau = sampleAlert({
   project: 'p', run: 'a', key: 'loss', kind: 'plateau', step: 20, fired_step: 20, state: 'firing',
   message: 'loss has not improved', window: { from_step: 10, to_step: 20 },
-};
+});
 
 describe('chartModelOf', () => {
   const curves = new Map([curve('a'), curve('b')].map((c) => [c.id, c]));

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { runKey } from '../core/runs';
 import type { ApiMetric } from '../types/api';
+import { sampleMetric } from '../testing/apiSamples';
 import { chartsInfoText, curveSpecsFor, groupSpecsFor } from './chartSpecs';
 
 const a = { project: 'p', run: 'a' };
 const b = { project: 'p', run: 'b' };
 const idA = runKey(a);
-const metric = (key: string, extra: Partial<ApiMetric> = {}): ApiMetric => ({ key, count: 1, ...extra });
+const metric = (key: string, extra: Partial<ApiMetric> = {}): ApiMetric => sampleMetric({ key, count: 1, ...extra });
 
 describe('curveSpecsFor', () => {
   it('takes the selected runs that logged the key as a scalar, with their labels, colours and first point', () => {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { sampleMetric } from '../testing/apiSamples';
 import { filterMetricKeys, firstPointMs, unionMetricKeys } from './metricKeys';
 
-const m = (key: string, first_ms?: number) => ({ key, count: 1, ...(first_ms === undefined ? {} : { first_ms }) });
+/** A scalar metric; no first time (NaN) unless given. */
+const m = (key: string, first_ms = NaN) => sampleMetric({ key, count: 1, first_ms });
 
 describe('metric keys', () => {
   it('unites and sorts keys naturally, keeping any characters', () => {
@@ -13,7 +15,7 @@ describe('metric keys', () => {
   });
 
   it('charts only scalar metrics', () => {
-    const keys = unionMetricKeys([[m('loss'), { key: 'log', count: 3, kind: 'text' }, { key: 'acc', count: 1, kind: 'scalar' }]]);
+    const keys = unionMetricKeys([[m('loss'), sampleMetric({ key: 'log', count: 3, kind: 'text' }), sampleMetric({ key: 'acc', count: 1, kind: 'scalar' })]]);
     expect(keys).toEqual(['acc', 'loss']);
   });
 

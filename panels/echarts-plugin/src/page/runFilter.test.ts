@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiRun } from '../types/api';
+import { sampleRun } from '../testing/apiSamples';
 import { configValues, configValueText, filterChoices, filterRuns, matchesRun, newestRun, type RunFilter } from './runFilter';
 
 function run(overrides: Partial<ApiRun>): ApiRun {
-  return { project: 'mnist', run: 'r', state: 'finished', tags: [], group: '', config: {}, ...overrides };
+  return sampleRun({ project: 'mnist', run: 'r', state: 'finished', tags: [], group: '', config: {}, ...overrides });
 }
 
 const none: RunFilter = { search: '', tag: '', group: '', configKey: '', configValue: '' };

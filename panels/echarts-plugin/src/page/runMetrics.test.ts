@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRef } from '../core/runs';
 import type { ApiMetric } from '../types/api';
+import { sampleMetric } from '../testing/apiSamples';
 import { RunMetrics } from './runMetrics';
 
 const a = { project: 'p', run: 'a' };
@@ -8,7 +9,7 @@ const b = { project: 'p', run: 'b' };
 const c = { project: 'q', run: 'a/b' };
 
 function metric(key: string): ApiMetric {
-  return { key, kind: 'scalar', count: 1 };
+  return sampleMetric({ key, kind: 'scalar', count: 1 });
 }
 
 /** A fake many-runs endpoint: each call recorded, answered when `answer` is called (or at once). */

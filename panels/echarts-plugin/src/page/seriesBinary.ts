@@ -9,13 +9,13 @@
  */
 import { parseApiNumber } from '../core/numbers';
 import type { ParsedSeries, SeriesPoint } from '../core/series';
-import type { ApiPoint, ApiSeriesResponse } from '../types/api';
+import type { ApiPoint, ApiSeriesColumnsHeader, ApiSeriesManyColumnsHeader } from '../types/api';
 
 export const SERIES_MEDIA_TYPE = 'application/vnd.curvestream.series';
 
 /** One series of a binary answer: its JSON fields and its columns, views over the answer's bytes. */
 export interface SeriesColumns {
-  header: Omit<ApiSeriesResponse, 'points'> & { points: { n: number; offset: number } };
+  header: ApiSeriesColumnsHeader;
   x: Float64Array;
   y: Float64Array;
   step: BigInt64Array;
@@ -33,8 +33,8 @@ export function decodeSeriesColumns(body: ArrayBuffer): SeriesColumns[] {
   }
   const length = new DataView(body).getUint32(4, true);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length))) as
-    | SeriesColumns['header']
-    | { series: SeriesColumns['header'][] };
+    | ApiSeriesColumnsHeader
+    | ApiSeriesManyColumnsHeader;
   const start = 8 + length + ((8 - ((8 + length) % 8)) % 8);
   const headers = 'series' in header ? header.series : [header];
   return headers.map((h) => {

@@ -1,6 +1,8 @@
 /**
- * Shapes of the bridge's HTTP and WebSocket API (docs/http-api.md).
- * Only types: the core and every host share them.
+ * Shapes of the bridge's HTTP and WebSocket API (docs/http-api.md). Only types: the core and every host share them.
+ *
+ * Generated from bridge/src/curvestream_bridge/api/models.py by scripts/gen_api_types.py (`make api-types`):
+ * edit the models, not this file.
  */
 
 /** A value as JSON carries it: non-finite values travel as strings. */
@@ -11,40 +13,65 @@ export type RunState = 'running' | 'finished' | 'failed' | 'lost' | 'unknown';
 /** The x axis of a series query. `relative` is seconds since the run's first point. */
 export type XMode = 'step' | 'time' | 'relative';
 
+/** A curve (`series`), a histogram (`histograms`) or text lines (`texts`). */
+export type MetricKind = 'scalar' | 'histogram' | 'text';
+
+export type AlertKind = 'nonfinite' | 'spike' | 'plateau' | 'threshold' | 'stalled' | 'lost';
+
+/** The value that made the alert change: a number, `NaN`, `+Inf`, `-Inf` or null. */
+export type AlertValue = number | 'NaN' | '+Inf' | '-Inf' | null;
+
+/** What the trainer's process told about itself (absent for a run known only by its status). */
+export interface ApiRunMeta {
+  pid?: number | null;
+  python_version?: string | null;
+  frameworks?: Record<string, string> | null;
+  data_version?: string | null;
+  client_version?: string | null;
+}
+
+/** A run of `GET /api/v1/runs`. */
 export interface ApiRun {
   project: string;
   run: string;
   state: RunState;
-  reason?: string;
-  started_ms?: number | null;
-  updated_ms?: number | null;
-  tags?: string[];
-  group?: string | null;
-  config?: Record<string, unknown>;
-  host?: string | null;
-  git_commit?: string | null;
-  git_dirty?: boolean | null;
-  points?: number;
+  /** Exception type and message when failed. */
+  reason: string;
+  started_ms: number | null;
+  updated_ms: number | null;
+  tags: string[];
+  group: string;
+  config: Record<string, unknown>;
+  host: string;
+  git_commit: string;
+  git_dirty: boolean | null;
+  /** Scalar points stored for the run. */
+  points: number;
+  meta: ApiRunMeta;
   /** Finished or failed, but this many batches up to the final status are not stored yet (null: unknown). */
-  pending_batches?: number | null;
+  pending_batches: number | null;
   /** Alerts of the run firing now. */
-  alerts_firing?: number;
+  alerts_firing: number;
+  /** The trainer's clock behind the bridge's by this much (null: unknown). */
+  clock_offset_s: number | null;
+  /** Added to the run's times by the bridge. */
+  clock_correction_s: number | null;
 }
 
 export interface ApiRunsResponse {
   runs: ApiRun[];
 }
 
+/** A key of a run: how many values it holds, over which steps and times. */
 export interface ApiMetric {
   key: string;
-  /** "scalar" (charted), or another kind such as "text" or "histogram"; absent = scalar. */
-  kind?: string;
+  kind: MetricKind;
   count: number;
-  first_step?: number | null;
-  last_step?: number | null;
-  last_value?: ApiNumber | null;
-  first_ms?: number | null;
-  last_ms?: number | null;
+  first_step: number;
+  last_step: number;
+  last_value: ApiNumber;
+  first_ms: number;
+  last_ms: number;
 }
 
 export interface ApiMetricsResponse {
@@ -65,7 +92,47 @@ export interface ApiPoint {
   time_ms: number;
 }
 
+/** Parallel arrays, sorted by x. */
+export interface ApiSeriesPoints {
+  x: number[];
+  y: ApiNumber[];
+  step: number[];
+  time_ms: number[];
+}
+
+/** At most 4·width points that draw the same line as the raw data (M4), or the raw points. */
 export interface ApiSeriesResponse {
+  project: string;
+  run: string;
+  key: string;
+  x: XMode;
+  start: number | null;
+  end: number | null;
+  width: number;
+  /** These are all the points in the range. */
+  raw: boolean;
+  /** Points in the range. */
+  total: number;
+  points: ApiSeriesPoints;
+  /** The nearest point left of the range. */
+  before: ApiPoint | null;
+  /** The nearest point right of the range. */
+  after: ApiPoint | null;
+}
+
+/** `GET /api/v1/series`: one answer per run × key, runs outer, keys inner. */
+export interface ApiSeriesManyResponse {
+  series: ApiSeriesResponse[];
+}
+
+/** Where a series' columns lie in a binary answer: `n` points at `offset` bytes after the header's padding. */
+export interface ApiColumnsAt {
+  n: number;
+  offset: number;
+}
+
+/** A series in the header of a binary answer: its JSON answer, with `points` naming where its columns are. */
+export interface ApiSeriesColumnsHeader {
   project: string;
   run: string;
   key: string;
@@ -75,9 +142,142 @@ export interface ApiSeriesResponse {
   width: number;
   raw: boolean;
   total: number;
-  points: { x: number[]; y: ApiNumber[]; step: number[]; time_ms: number[] };
+  points: ApiColumnsAt;
   before: ApiPoint | null;
   after: ApiPoint | null;
+}
+
+export interface ApiSeriesManyColumnsHeader {
+  series: ApiSeriesColumnsHeader[];
+}
+
+/** One histogram observation: `counts[i]` values fell in [edges[i], edges[i+1]). */
+export interface ApiHistogram {
+  step: number;
+  time_ms: number;
+  /** null: an edge that is not finite (a bucket up to +Inf). */
+  edges: (number | null)[];
+  counts: number[];
+  min: number | null;
+  max: number | null;
+  sum: number | null;
+  count: number | null;
+}
+
+export interface ApiHistogramsResponse {
+  project: string;
+  run: string;
+  key: string;
+  histograms: ApiHistogram[];
+}
+
+/** A line of text; `level` is the Python logging level of a log line, 0 for plain text. */
+export interface ApiText {
+  key: string;
+  step: number;
+  time_ms: number;
+  level: number;
+  text: string;
+}
+
+export interface ApiTextsResponse {
+  project: string;
+  run: string;
+  texts: ApiText[];
+}
+
+export interface ApiAlertWindow {
+  from_step: number;
+  to_step: number;
+}
+
+/**
+ * An alert of the bridge's alert engine as `GET /api/v1/alerts` lists it (its latest change):
+ * what happened to which curve (key "" = the whole run: stalled, lost) at which step, over which
+ * window of steps.
+ */
+export interface ApiAlert {
+  id: string;
+  rule: string;
+  kind: AlertKind;
+  severity: 'info' | 'warning' | 'critical';
+  project: string;
+  run: string;
+  key: string;
+  state: 'firing' | 'resolved';
+  /** Where the condition became true; for a resolved alert, where it stopped. */
+  step: number;
+  time_ms: number;
+  value: AlertValue;
+  message: string;
+  window: ApiAlertWindow;
+  /** Where it fired (the same as `step` while firing). */
+  fired_step: number;
+  started_ms: number;
+  ended_ms: number | null;
+  version: number;
+  time_ns: number;
+}
+
+export interface ApiAlertsResponse {
+  alerts: ApiAlert[];
+}
+
+/** A batch parked after unexpected store errors, with why. */
+export interface ApiParkedBatch {
+  producer: string;
+  seq: number;
+  reason: string;
+  source: string;
+  parked_ms: number;
+  file: string;
+}
+
+export interface ApiParkedResponse {
+  parked: ApiParkedBatch[];
+}
+
+/** What became of the parked batches sent through the ingest pipeline again. */
+export interface ApiReplayResponse {
+  replayed: number;
+  rejected: number;
+  still_parked: number;
+  parked: ApiParkedBatch[];
+}
+
+export interface ApiHealth {
+  ok: boolean;
+}
+
+/** `GET /readyz` (503 unless the store and the broker are reachable and the writer is not retrying). */
+export interface ApiReadiness {
+  store: boolean;
+  mqtt: boolean;
+  ingest_healthy: boolean;
+  unexpected_store_error: string | null;
+  parked_batches: number;
+}
+
+export interface ApiError {
+  detail: string;
+}
+
+/** A batch that can never be stored, and why. */
+export interface ApiRefusal {
+  detail: string;
+  reason: string;
+}
+
+export interface LiveSubscription {
+  project: string;
+  run: string;
+  /** Omitted or null: every key of the run. */
+  keys?: string[] | null;
+}
+
+/** What a client sends, at any time: the full set of runs (and keys) it wants. */
+export interface LiveSubscribe {
+  subscribe: LiveSubscription[];
 }
 
 export interface LiveSeriesFrame {
@@ -87,6 +287,7 @@ export interface LiveSeriesFrame {
   y: ApiNumber[];
 }
 
+/** Points of a watched run, decoded and validated, maybe not stored yet. */
 export interface LivePointsMessage {
   type: 'points';
   project: string;
@@ -99,9 +300,10 @@ export interface LiveStatusMessage {
   project: string;
   run: string;
   state: RunState;
-  reason?: string;
+  reason: string;
 }
 
+/** A new run appeared (sent to every client). */
 export interface LiveRunMessage {
   type: 'run';
   project: string;
@@ -140,10 +342,13 @@ export interface LiveAlertMessage {
   alert: ApiAlert;
 }
 
-export interface ApiAlertsResponse {
-  alerts: ApiAlert[];
+/** The client's last message could not be read; its subscriptions stay as they were. */
+export interface LiveErrorMessage {
+  type: 'error';
+  error: string;
 }
 
+/** A message the bridge pushes on `WS /api/v1/live`. */
 export type LiveMessage =
   | LiveAlertMessage
   | LivePointsMessage
@@ -151,67 +356,5 @@ export type LiveMessage =
   | LiveRunMessage
   | LiveGapMessage
   | LiveTextsMessage
-  | LiveHistogramMessage;
-
-export interface LiveSubscription {
-  project: string;
-  run: string;
-  keys?: string[] | null;
-}
-
-/** One histogram observation: `counts[i]` values fell in [edges[i], edges[i+1]). */
-export interface ApiHistogram {
-  step: number;
-  time_ms: number;
-  edges: ApiNumber[];
-  counts: number[];
-  min?: ApiNumber | null;
-  max?: ApiNumber | null;
-  sum?: ApiNumber | null;
-  count?: number | null;
-}
-
-export interface ApiHistogramsResponse {
-  project?: string;
-  run?: string;
-  key?: string;
-  histograms: ApiHistogram[];
-}
-
-/** A line of text; `level` is the Python logging level of a log line, 0 for plain text. */
-export interface ApiText {
-  key: string;
-  step: number;
-  time_ms: number;
-  level: number;
-  text: string;
-}
-
-export interface ApiTextsResponse {
-  project?: string;
-  run?: string;
-  texts: ApiText[];
-}
-
-export type AlertKind = 'nonfinite' | 'spike' | 'plateau' | 'threshold' | 'stalled' | 'lost';
-
-/**
- * An alert of the bridge's alert engine as `GET /api/v1/alerts` lists it (its
- * latest change): what happened to which curve (key "" = the whole run:
- * stalled, lost) at which step, over which window of steps.
- */
-export interface ApiAlert {
-  id?: string;
-  rule?: string;
-  project: string;
-  run: string;
-  key: string;
-  /** Where the condition became true; for a resolved alert, where it stopped. */
-  step: number;
-  /** Where it fired (the same as `step` while firing). */
-  fired_step?: number;
-  state?: 'firing' | 'resolved';
-  kind: AlertKind;
-  message: string;
-  window?: { from_step: number; to_step: number };
-}
+  | LiveHistogramMessage
+  | LiveErrorMessage;
