@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import golden from '../../../../tests/golden/series_binary.json';
+import { parseApiNumbers } from '../core/numbers';
 import { columnsToParsed, decodeSeriesColumns } from './seriesBinary';
 
 /**
- * Made by the bridge's encoder (curvestream_bridge.series_binary.encode) for two series:
+ * The golden answer (made by the bridge's encoder, curvestream_bridge.series_binary.encode, and checked
+ * byte for byte against it by tests/bridge/test_series_binary_golden.py) for two series:
  * y = NaN, +Inf, -Inf, -0.0 and a subnormal; steps up to 2^53 - 1; neighbours with NaN and -Inf.
  */
-const FROM_THE_BRIDGE =
-  'Q1NTMb8BAAB7InNlcmllcyI6W3sicHJvamVjdCI6InAiLCJydW4iOiJsci8wLjEgw7wiLCJrZXkiOiJsb3NzIiwieCI6InN0ZXAiLCJzdGFydCI6bnVsbCwiZW5kIjpudWxsLCJ3aWR0aCI6NCwicmF3Ijp0cnVlLCJ0b3RhbCI6NSwicG9pbnRzIjp7Im4iOjUsIm9mZnNldCI6MH0sImJlZm9yZSI6bnVsbCwiYWZ0ZXIiOm51bGx9LHsicHJvamVjdCI6InAiLCJydW4iOiJiIiwia2V5IjoibG9zcyIsIngiOiJzdGVwIiwic3RhcnQiOjIuMCwiZW5kIjozLjAsIndpZHRoIjo0LCJyYXciOmZhbHNlLCJ0b3RhbCI6OSwicG9pbnRzIjp7Im4iOjIsIm9mZnNldCI6MTYwfSwiYmVmb3JlIjp7IngiOjEuMCwieSI6Ik5hTiIsInN0ZXAiOjEsInRpbWVfbXMiOjE3MDAwMDAwMDAwMDEuMH0sImFmdGVyIjp7IngiOjQuMCwieSI6Ii1JbmZpbml0eSIsInN0ZXAiOjQsInRpbWVfbXMiOjE3MDAwMDAwMDAwMDQuNX19XX0AAAAAAAAAAAAAAAAAAADwPwAAAAAAAABAAAAAAAAACED///////8/QwAAAAAAAPh/AAAAAAAA8H8AAAAAAADw/wAAAAAAAACAK+Zwi2gSAAAAAAAAAAAAAAEAAAAAAAAAAgAAAAAAAAADAAAAAAAAAP///////x8AAACAVv68eEIACIBW/rx4QgAAAAAAAABAAAAAAAAACEAAAAAAAAAQQAAAAAAAAABAAAAAAAAACECamZmZmZm5P5qZmZmZmck/AgAAAAAAAAADAAAAAAAAAAAkgFb+vHhCADCAVv68eEI=';
+const FROM_THE_BRIDGE = golden.body_base64;
 
 function body(base64: string): ArrayBuffer {
   const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
@@ -14,6 +16,19 @@ function body(base64: string): ArrayBuffer {
 }
 
 describe('decodeSeriesColumns', () => {
+  it('reads the golden answer as the header and columns it was made from, bit for bit', () => {
+    const series = decodeSeriesColumns(body(FROM_THE_BRIDGE));
+    expect(series.map((s) => s.header)).toEqual(golden.header.series);
+    expect(series).toHaveLength(golden.columns.length);
+    series.forEach((s, i) => {
+      const want = golden.columns[i]!;
+      expect(Array.from(s.x)).toEqual(parseApiNumbers(want.x));
+      expect(Array.from(s.y)).toEqual(parseApiNumbers(want.y)); // toEqual tells -0 from 0 and matches NaN
+      expect(Array.from(s.step)).toEqual(want.step.map((n) => BigInt(n)));
+      expect(Array.from(s.timeMs)).toEqual(parseApiNumbers(want.time_ms));
+    });
+  });
+
   it('reads every series of a bridge answer as typed arrays over its bytes', () => {
     const buffer = body(FROM_THE_BRIDGE);
     const [a, b] = decodeSeriesColumns(buffer);
