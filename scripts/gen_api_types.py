@@ -33,7 +33,9 @@ PRIMITIVES = {"string": "string", "number": "number", "integer": "number", "bool
 
 
 def _literal(value: Any) -> str:
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'" if isinstance(value, str) else json.dumps(value)
+    if not isinstance(value, str):
+        return json.dumps(value)
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def ts_type(schema: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ model for every JSON answer and carries the WebSocket's messages."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Iterator
 
@@ -25,21 +26,12 @@ RUN = ("vision", "lr/0.1 ü")
 LIVE_MESSAGE = TypeAdapter(models.LiveMessage)
 
 
-class _Seq:
-    def __init__(self) -> None:
-        self.n = 0
-
-    def __call__(self) -> int:
-        self.n += 1
-        return self.n
-
-
-_seq = _Seq()
+_seqs = itertools.count(1)
 
 
 def _batch(project: str, run: str, steps: range = range(0), *, meta: bool = False, state: int = 0,
            extras: bool = False, values: Any = None) -> batch_pb2.Batch:
-    b = batch_pb2.Batch(version=1, producer_id=PID, seq=_seq(), project=project, run=run, sealed_ns=T0)
+    b = batch_pb2.Batch(version=1, producer_id=PID, seq=next(_seqs), project=project, run=run, sealed_ns=T0)
     if steps:
         ys = values if values is not None else [math.nan if s == 5 else math.sin(s / 7) for s in steps]
         b.scalars.add(key="loss", steps=steps, wall_ns=[T0 + s * 1_000_000 for s in steps], values=ys)

@@ -131,8 +131,8 @@ class ApiSeriesPoints(_Shape):
     time_ms: list[float]
 
 
-class ApiSeriesResponse(_Shape):
-    """At most 4·width points that draw the same line as the raw data (M4), or the raw points."""
+class _SeriesFields(_Shape):
+    """What a series answer says besides its points."""
 
     project: str
     run: str
@@ -143,9 +143,14 @@ class ApiSeriesResponse(_Shape):
     width: int
     raw: bool = Field(description="These are all the points in the range.")
     total: int = Field(description="Points in the range.")
-    points: ApiSeriesPoints
     before: ApiPoint | None = Field(description="The nearest point left of the range.")
     after: ApiPoint | None = Field(description="The nearest point right of the range.")
+
+
+class ApiSeriesResponse(_SeriesFields):
+    """At most 4·width points that draw the same line as the raw data (M4), or the raw points."""
+
+    points: ApiSeriesPoints
 
 
 class ApiSeriesManyResponse(_Shape):
@@ -161,21 +166,10 @@ class ApiColumnsAt(_Shape):
     offset: int
 
 
-class ApiSeriesColumnsHeader(_Shape):
+class ApiSeriesColumnsHeader(_SeriesFields):
     """A series in the header of a binary answer: its JSON answer, with `points` naming where its columns are."""
 
-    project: str
-    run: str
-    key: str
-    x: XMode
-    start: float | None
-    end: float | None
-    width: int
-    raw: bool
-    total: int
     points: ApiColumnsAt
-    before: ApiPoint | None
-    after: ApiPoint | None
 
 
 class ApiSeriesManyColumnsHeader(_Shape):

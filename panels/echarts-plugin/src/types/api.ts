@@ -113,11 +113,11 @@ export interface ApiSeriesResponse {
   raw: boolean;
   /** Points in the range. */
   total: number;
-  points: ApiSeriesPoints;
   /** The nearest point left of the range. */
   before: ApiPoint | null;
   /** The nearest point right of the range. */
   after: ApiPoint | null;
+  points: ApiSeriesPoints;
 }
 
 /** `GET /api/v1/series`: one answer per run × key, runs outer, keys inner. */
@@ -140,11 +140,15 @@ export interface ApiSeriesColumnsHeader {
   start: number | null;
   end: number | null;
   width: number;
+  /** These are all the points in the range. */
   raw: boolean;
+  /** Points in the range. */
   total: number;
-  points: ApiColumnsAt;
+  /** The nearest point left of the range. */
   before: ApiPoint | null;
+  /** The nearest point right of the range. */
   after: ApiPoint | null;
+  points: ApiColumnsAt;
 }
 
 export interface ApiSeriesManyColumnsHeader {
