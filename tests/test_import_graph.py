@@ -10,6 +10,7 @@ points at the module ``a.b`` when there is one, else at ``a``.
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -40,7 +41,8 @@ def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
+@functools.cache
+def import_graph() -> dict[str, frozenset[str]]:
     """module -> the modules of the three packages it imports."""
     mods = modules()
 
@@ -49,7 +51,7 @@ def import_graph() -> dict[str, set[str]]:
             name = name.rpartition(".")[0]
         return name or None
 
-    graph: dict[str, set[str]] = {}
+    graph: dict[str, frozenset[str]] = {}
     for module, path in mods.items():
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         targets = set()
@@ -62,11 +64,11 @@ def import_graph() -> dict[str, set[str]]:
                 up = package.split(".")[:len(package.split(".")) - node.level + 1]
                 base = ".".join(up + ([base] if base else []))
             targets.update(f"{base}.{a.name}" if f"{base}.{a.name}" in mods else owner(base) for a in node.names)
-        graph[module] = {t for t in targets if t is not None and t != module}
+        graph[module] = frozenset(t for t in targets if t is not None and t != module)
     return graph
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+def cycles(graph: dict[str, frozenset[str]] | dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected components with more than one module (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
