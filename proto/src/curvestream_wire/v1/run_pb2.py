@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63urvestream/v1/run.proto\x12\x0e\x63urvestream.v1\"\x8b\x03\n\x07RunMeta\x12\x0f\n\x07version\x18\x01 \x01(\r\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\x0b\n\x03run\x18\x03 \x01(\t\x12\x13\n\x0b\x63onfig_json\x18\x04 \x01(\t\x12\x0c\n\x04tags\x18\x05 \x03(\t\x12\r\n\x05group\x18\x06 \x01(\t\x12\x12\n\nstarted_ns\x18\x07 \x01(\x03\x12\x0c\n\x04host\x18\x08 \x01(\t\x12\x0b\n\x03pid\x18\t \x01(\x03\x12\x12\n\ngit_commit\x18\n \x01(\t\x12\x11\n\tgit_dirty\x18\x0b \x01(\x08\x12\x16\n\x0epython_version\x18\x0c \x01(\t\x12;\n\nframeworks\x18\r \x03(\x0b\x32\'.curvestream.v1.RunMeta.FrameworksEntry\x12\x14\n\x0c\x64\x61ta_version\x18\x0e \x01(\t\x12\x13\n\x0bproducer_id\x18\x0f \x01(\x0c\x12\x16\n\x0e\x63lient_version\x18\x10 \x01(\t\x1a\x31\n\x0f\x46rameworksEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xae\x01\n\tRunStatus\x12\x0f\n\x07version\x18\x01 \x01(\r\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\x0b\n\x03run\x18\x03 \x01(\t\x12\'\n\x05state\x18\x04 \x01(\x0e\x32\x18.curvestream.v1.RunState\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x12\n\nupdated_ns\x18\x06 \x01(\x03\x12\x13\n\x0bproducer_id\x18\x07 \x01(\x0c\x12\x10\n\x08last_seq\x18\x08 \x01(\x04\"\'\n\x08SeqRange\x12\r\n\x05\x66irst\x18\x01 \x01(\x04\x12\x0c\n\x04last\x18\x02 \x01(\x04\"\x9c\x01\n\x06\x43ommit\x12\x13\n\x0bproducer_id\x18\x01 \x01(\x0c\x12(\n\x06stored\x18\x02 \x03(\x0b\x32\x18.curvestream.v1.SeqRange\x12\x14\n\x0c\x63ommitted_ns\x18\x03 \x01(\x03\x12\x11\n\tbridge_id\x18\x04 \x01(\t\x12*\n\x08rejected\x18\x05 \x03(\x0b\x32\x18.curvestream.v1.SeqRange*~\n\x08RunState\x12\x19\n\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x15\n\x11RUN_STATE_RUNNING\x10\x01\x12\x16\n\x12RUN_STATE_FINISHED\x10\x02\x12\x14\n\x10RUN_STATE_FAILED\x10\x03\x12\x12\n\x0eRUN_STATE_LOST\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63urvestream/v1/run.proto\x12\x0e\x63urvestream.v1\"\xa1\x03\n\x07RunMeta\x12\x0f\n\x07version\x18\x01 \x01(\r\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\x0b\n\x03run\x18\x03 \x01(\t\x12\x13\n\x0b\x63onfig_json\x18\x04 \x01(\t\x12\x0c\n\x04tags\x18\x05 \x03(\t\x12\r\n\x05group\x18\x06 \x01(\t\x12\x12\n\nstarted_ns\x18\x07 \x01(\x03\x12\x0c\n\x04host\x18\x08 \x01(\t\x12\x0b\n\x03pid\x18\t \x01(\x03\x12\x12\n\ngit_commit\x18\n \x01(\t\x12\x11\n\tgit_dirty\x18\x0b \x01(\x08\x12\x16\n\x0epython_version\x18\x0c \x01(\t\x12;\n\nframeworks\x18\r \x03(\x0b\x32\'.curvestream.v1.RunMeta.FrameworksEntry\x12\x14\n\x0c\x64\x61ta_version\x18\x0e \x01(\t\x12\x13\n\x0bproducer_id\x18\x0f \x01(\x0c\x12\x16\n\x0e\x63lient_version\x18\x10 \x01(\t\x12\x14\n\x0csummary_json\x18\x14 \x01(\t\x1a\x31\n\x0f\x46rameworksEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xae\x01\n\tRunStatus\x12\x0f\n\x07version\x18\x01 \x01(\r\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\x0b\n\x03run\x18\x03 \x01(\t\x12\'\n\x05state\x18\x04 \x01(\x0e\x32\x18.curvestream.v1.RunState\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x12\n\nupdated_ns\x18\x06 \x01(\x03\x12\x13\n\x0bproducer_id\x18\x07 \x01(\x0c\x12\x10\n\x08last_seq\x18\x08 \x01(\x04\"\'\n\x08SeqRange\x12\r\n\x05\x66irst\x18\x01 \x01(\x04\x12\x0c\n\x04last\x18\x02 \x01(\x04\"\x9c\x01\n\x06\x43ommit\x12\x13\n\x0bproducer_id\x18\x01 \x01(\x0c\x12(\n\x06stored\x18\x02 \x03(\x0b\x32\x18.curvestream.v1.SeqRange\x12\x14\n\x0c\x63ommitted_ns\x18\x03 \x01(\x03\x12\x11\n\tbridge_id\x18\x04 \x01(\t\x12*\n\x08rejected\x18\x05 \x03(\x0b\x32\x18.curvestream.v1.SeqRange*~\n\x08RunState\x12\x19\n\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x15\n\x11RUN_STATE_RUNNING\x10\x01\x12\x16\n\x12RUN_STATE_FINISHED\x10\x02\x12\x14\n\x10RUN_STATE_FAILED\x10\x03\x12\x12\n\x0eRUN_STATE_LOST\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,16 +33,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_RUNMETA_FRAMEWORKSENTRY']._loaded_options = None
   _globals['_RUNMETA_FRAMEWORKSENTRY']._serialized_options = b'8\001'
-  _globals['_RUNSTATE']._serialized_start=819
-  _globals['_RUNSTATE']._serialized_end=945
+  _globals['_RUNSTATE']._serialized_start=841
+  _globals['_RUNSTATE']._serialized_end=967
   _globals['_RUNMETA']._serialized_start=45
-  _globals['_RUNMETA']._serialized_end=440
-  _globals['_RUNMETA_FRAMEWORKSENTRY']._serialized_start=391
-  _globals['_RUNMETA_FRAMEWORKSENTRY']._serialized_end=440
-  _globals['_RUNSTATUS']._serialized_start=443
-  _globals['_RUNSTATUS']._serialized_end=617
-  _globals['_SEQRANGE']._serialized_start=619
-  _globals['_SEQRANGE']._serialized_end=658
-  _globals['_COMMIT']._serialized_start=661
-  _globals['_COMMIT']._serialized_end=817
+  _globals['_RUNMETA']._serialized_end=462
+  _globals['_RUNMETA_FRAMEWORKSENTRY']._serialized_start=413
+  _globals['_RUNMETA_FRAMEWORKSENTRY']._serialized_end=462
+  _globals['_RUNSTATUS']._serialized_start=465
+  _globals['_RUNSTATUS']._serialized_end=639
+  _globals['_SEQRANGE']._serialized_start=641
+  _globals['_SEQRANGE']._serialized_end=680
+  _globals['_COMMIT']._serialized_start=683
+  _globals['_COMMIT']._serialized_end=839
 # @@protoc_insertion_point(module_scope)

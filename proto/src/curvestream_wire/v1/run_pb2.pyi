@@ -21,7 +21,7 @@ RUN_STATE_FAILED: RunState
 RUN_STATE_LOST: RunState
 
 class RunMeta(_message.Message):
-    __slots__ = ("version", "project", "run", "config_json", "tags", "group", "started_ns", "host", "pid", "git_commit", "git_dirty", "python_version", "frameworks", "data_version", "producer_id", "client_version")
+    __slots__ = ("version", "project", "run", "config_json", "tags", "group", "started_ns", "host", "pid", "git_commit", "git_dirty", "python_version", "frameworks", "data_version", "producer_id", "client_version", "summary_json")
     class FrameworksEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -45,6 +45,7 @@ class RunMeta(_message.Message):
     DATA_VERSION_FIELD_NUMBER: _ClassVar[int]
     PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
     CLIENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_JSON_FIELD_NUMBER: _ClassVar[int]
     version: int
     project: str
     run: str
@@ -61,7 +62,8 @@ class RunMeta(_message.Message):
     data_version: str
     producer_id: bytes
     client_version: str
-    def __init__(self, version: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., config_json: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., group: _Optional[str] = ..., started_ns: _Optional[int] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., git_commit: _Optional[str] = ..., git_dirty: _Optional[bool] = ..., python_version: _Optional[str] = ..., frameworks: _Optional[_Mapping[str, str]] = ..., data_version: _Optional[str] = ..., producer_id: _Optional[bytes] = ..., client_version: _Optional[str] = ...) -> None: ...
+    summary_json: str
+    def __init__(self, version: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., config_json: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., group: _Optional[str] = ..., started_ns: _Optional[int] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., git_commit: _Optional[str] = ..., git_dirty: _Optional[bool] = ..., python_version: _Optional[str] = ..., frameworks: _Optional[_Mapping[str, str]] = ..., data_version: _Optional[str] = ..., producer_id: _Optional[bytes] = ..., client_version: _Optional[str] = ..., summary_json: _Optional[str] = ...) -> None: ...
 
 class RunStatus(_message.Message):
     __slots__ = ("version", "project", "run", "state", "reason", "updated_ns", "producer_id", "last_seq")
