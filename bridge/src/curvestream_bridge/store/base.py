@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from typing import Any, Literal, Protocol, Sequence
+from typing import Any, Iterator, Literal, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from curvestream_bridge.decode import DecodedBatch
 from curvestream_bridge.store.cancel import check
 
 __all__ = ["Store", "SeriesOneByOne", "MetricsOneByOne", "StoreUnavailable", "StoreRejected", "RunRecord",
-           "MetricRecord", "SeriesQuery", "SeriesResult", "RunState", "state_name", "XAxis"]
+           "MetricRecord", "SeriesQuery", "SeriesResult", "PointColumns", "RunState", "state_name", "XAxis"]
 
 XAxis = Literal["step", "time", "relative"]
 
@@ -83,6 +83,7 @@ class RunRecord:
     git_dirty: bool = False
     points: int = 0
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
+    summary: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,18 +92,14 @@ class RunRecord:
             "updated_ms": self.updated_ns / 1e6 if self.updated_ns else None,
             "tags": self.tags, "group": self.group, "config": self.config, "host": self.host,
             "git_commit": self.git_commit, "git_dirty": self.git_dirty, "points": self.points,
-            "meta": self.meta,
+            "meta": self.meta, "summary": self.summary,
         }
 
 
 def meta_fields(meta: run_pb2.RunMeta) -> dict[str, Any]:
     """The stored, JSON-friendly form of a RunMeta."""
-    try:
-        config = json.loads(meta.config_json) if meta.config_json else {}
-    except ValueError:
-        config = {"_unparsed": meta.config_json}
     return {
-        "config": config if isinstance(config, dict) else {"value": config},
+        "config": _json_object(meta.config_json), "summary": _json_object(meta.summary_json),
         "tags": list(meta.tags), "group": meta.group, "started_ns": meta.started_ns, "host": meta.host,
         "pid": meta.pid, "git_commit": meta.git_commit, "git_dirty": meta.git_dirty,
         "python_version": meta.python_version, "frameworks": dict(meta.frameworks),
@@ -110,10 +107,19 @@ def meta_fields(meta: run_pb2.RunMeta) -> dict[str, Any]:
     }
 
 
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {"_unparsed": text}
+    return value if isinstance(value, dict) else {"value": value}
+
+
 def record_from_meta(project: str, run: str, fields: dict[str, Any] | None) -> RunRecord:
     rec = RunRecord(project, run)
     if fields:
         rec.config = fields.get("config", {})
+        rec.summary = fields.get("summary", {})
         rec.tags = fields.get("tags", [])
         rec.group = fields.get("group", "")
         rec.started_ns = fields.get("started_ns", 0)
@@ -153,6 +159,14 @@ class SeriesQuery:
     start: float | None = None  # in x units: step, ms since the epoch, or seconds since the run start
     end: float | None = None
     width: int = 1000
+
+
+class PointColumns(NamedTuple):
+    """Points of one series: parallel arrays."""
+
+    step: np.ndarray  # int64
+    wall_ns: np.ndarray  # int64
+    value: np.ndarray  # float64
 
 
 @dataclasses.dataclass
@@ -208,6 +222,10 @@ class Store(Protocol):
     def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
         """``[series(q) for q in queries]``, read together where the engine can
         (an overlay's runs in one pass over the store instead of one each)."""
+
+    def points(self, project: str, run: str, key: str) -> Iterator[PointColumns]:
+        """Every stored point of one scalar series, in wall-time order, a few
+        hundred thousand at a time (the export: no view, no downsampling)."""
 
     def histograms(self, project: str, run: str, key: str, limit: int) -> list[dict[str, Any]]: ...
 

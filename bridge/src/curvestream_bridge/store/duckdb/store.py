@@ -48,9 +48,17 @@ import numpy as np
 from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch
-from curvestream_bridge.store.base import MetricRecord, RunRecord, SeriesQuery, SeriesResult, StoreUnavailable
+from curvestream_bridge.store.base import (
+    MetricRecord,
+    PointColumns,
+    RunRecord,
+    SeriesQuery,
+    SeriesResult,
+    StoreUnavailable,
+)
 from curvestream_bridge.store.cancel import interrupting
 from curvestream_bridge.store.duckdb import alertstate, batchlog, runrecords, seriesstats
+from curvestream_bridge.store.duckdb.allpoints import all_points
 from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped, rolled_back_on_error
 from curvestream_bridge.store.duckdb.many import series_many
 from curvestream_bridge.store.duckdb.points import SCHEMA as POINTS_SCHEMA
@@ -301,6 +309,24 @@ class DuckDBStore:
                 plan = self._points.plan(sid, rollup_axis(q.x)) if sid is not None else None
                 items.append((q, sid, plan, origins.get((q.project, q.run), 0)))
             return series_many(cur, items, empty_result, cache)
+
+    def points(self, project: str, run: str, key: str) -> Iterator[PointColumns]:
+        """Every point of a series in wall-time order (:mod:`.allpoints`)."""
+        sid = self._sids.get((project, run, key, "scalar"))
+        if sid is None:
+            return
+        pages = all_points(self._cursor, sid)
+        while True:
+            try:
+                page = next(pages)
+            except StopIteration:
+                return
+            except duckdb.Error as exc:
+                error = self._db.translate(exc)
+                if error is exc:
+                    raise
+                raise error from exc
+            yield page
 
     @mapped
     def histograms(self, project: str, run: str, key: str, limit: int = 500) -> list[dict[str, Any]]:

@@ -39,7 +39,7 @@ import math
 import socket
 import threading
 import urllib.parse
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -49,6 +49,7 @@ from curvestream_bridge.decode import DecodedBatch
 from curvestream_bridge.store.base import (
     MetricRecord,
     MetricsOneByOne,
+    PointColumns,
     RunRecord,
     SeriesOneByOne,
     SeriesQuery,
@@ -57,6 +58,7 @@ from curvestream_bridge.store.base import (
     record_from_meta,
     state_name,
 )
+from curvestream_bridge.store.influx.allpoints import all_points
 from curvestream_bridge.store.influx.http import InfluxHTTP
 from curvestream_bridge.store.influx.lines import alert_line, batch_lines, meta_line
 from curvestream_bridge.store.influx.rollup import RollupWriter
@@ -347,6 +349,10 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
             idx = np.concatenate((idx, [i1]))
             after = len(idx) - 1
         return SeriesResult(raw, total, xs[idx], step[idx], wall[idx], y[idx], lo, hi, before, after)
+
+    def points(self, project: str, run: str, key: str) -> Iterator[PointColumns]:
+        """Every point of a series in time order (:mod:`.allpoints`)."""
+        return all_points(self._db.series, (project, run, key))
 
     def histograms(self, project: str, run: str, key: str, limit: int = 500) -> list[dict[str, Any]]:
         where = f'"project" = {tag_literal(project)} AND "run" = {tag_literal(run)} AND "metric" = {tag_literal(key)}'
