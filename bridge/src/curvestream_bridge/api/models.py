@@ -82,6 +82,9 @@ class ApiRun(_Shape):
     clock_offset_s: float | None = Field(description=(
         "The trainer's clock behind the bridge's by this much (null: unknown)."))
     clock_correction_s: float | None = Field(description="Added to the run's times by the bridge.")
+    summary: dict[str, Any] = Field(description=(
+        "What the run stored as its summary (an imported W&B summary); the read API shows each key's last "
+        "value where it names none."))
 
 
 class ApiRunsResponse(_Shape):
@@ -253,6 +256,13 @@ class ApiAlertsResponse(_Shape):
 
 # ---------------------------------------------------------------------------------------------- operations
 
+class ApiProducerBatches(_Shape):
+    """`GET /api/v1/producers/{producer}/batches`: the seq ranges (inclusive) of the producer's stored batches."""
+
+    producer: str
+    stored: list[tuple[int, int]]
+
+
 class ApiParkedBatch(_Shape):
     """A batch parked after unexpected store errors, with why."""
 
@@ -401,7 +411,7 @@ HTTP_MODELS: tuple[type[BaseModel], ...] = (
     ApiSeriesPoints, ApiSeriesResponse, ApiSeriesManyResponse, ApiColumnsAt, ApiSeriesColumnsHeader,
     ApiSeriesManyColumnsHeader, ApiHistogram, ApiHistogramsResponse, ApiText, ApiTextsResponse, ApiAlertWindow,
     ApiAlert, ApiAlertsResponse, ApiParkedBatch, ApiParkedResponse, ApiReplayResponse, ApiHealth, ApiReadiness,
-    ApiError, ApiRefusal)
+    ApiError, ApiRefusal, ApiProducerBatches)
 LIVE_MODELS: tuple[type[BaseModel], ...] = (
     LiveSubscription, LiveSubscribe, LiveSeriesFrame, LivePointsMessage, LiveStatusMessage, LiveRunMessage,
     LiveGapMessage, LiveTextsMessage, LiveHistogramMessage, LiveAlertMessage, LiveErrorMessage)
