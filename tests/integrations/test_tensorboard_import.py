@@ -1,11 +1,13 @@
 """``curvestream import tensorboard`` of a directory written by torch's
 SummaryWriter, run as the real command against real Mosquitto and a bridge on
 DuckDB: every event stored exactly (TensorBoard's loader keeps every event
-here only because it is told to), a second import stores nothing new, and an
+here only because it is told to), a second import sends nothing and says
+"nothing new", and an
 import killed halfway and run again ends exact."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -114,10 +116,12 @@ def test_an_import_stores_every_event_exactly_and_a_second_import_nothing_new(
     assert prometheus_value(bridge.url, "curvestream_points_ingested_total") == total
 
     batches = prometheus_value(bridge.url, "curvestream_batches_ingested_total")
-    _finish(_import(torch_logdir, mosquitto, bridge, spool_dir))
+    again = json.loads(_finish(_import(torch_logdir, mosquitto, bridge, spool_dir)))
+    assert again["summary"].startswith("nothing new"), again["summary"]
+    assert [r["new_points"] for r in again["runs"]] == [0] * len(again["runs"])
     assert prometheus_value(bridge.url, "curvestream_points_ingested_total") == total
     assert prometheus_value(bridge.url, "curvestream_batches_ingested_total") == batches
-    assert prometheus_value(bridge.url, "curvestream_batches_duplicate_total") >= batches
+    assert prometheus_value(bridge.url, "curvestream_batches_duplicate_total") == 0  # asked first, sent nothing
     assert _assert_exact(bridge.url, torch_logdir) == total
     assert not list(spool_dir.iterdir())
 

@@ -40,6 +40,10 @@ class Settings:
     write_token: str = ""
     """Bearer token for the bridge's ingest endpoint. CURVESTREAM_WRITE_TOKEN."""
 
+    read_token: str = ""
+    """Bearer token for the bridge's read endpoints (imports ask what is stored already;
+    ``curvestream.Api`` and ``curvestream export`` read). CURVESTREAM_READ_TOKEN."""
+
     spool_dir: str = field(default_factory=default_spool_dir)
     """Where batches wait until the bridge has stored them. CURVESTREAM_SPOOL_DIR."""
 
