@@ -5,6 +5,9 @@
     curvestream sync [DIR]                                           replay spooled batches
     curvestream status [DIR]                                         what is waiting in the spool
     curvestream import tensorboard DIR [--project P]                 TensorBoard event files, every point
+    curvestream import wandb DIR [--project P]                       W&B offline run folders, every history row
+    curvestream import mlflow MLRUNS [--project P]                   MLflow's file store, every metric line
+    curvestream export PROJECT RUN [--key K] [--format parquet|csv] [-o FILE]   every point of a run, to a file
     curvestream bridge [--config FILE]                               the bridge alone, for production
     curvestream mqtt add-user PROJECT [--user U] [--passwd-file F --acl-file F]   a trainer account for Mosquitto
     curvestream bridge replay-dead-letters [--offline]               store the bridge's parked batches again
@@ -136,9 +139,22 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_import_tensorboard(args: argparse.Namespace) -> int:
+def _importer(source: str) -> "callable":
+    if source == "tensorboard":
+        from curvestream.tensorboard.importer import import_tensorboard
+
+        return import_tensorboard
+    if source == "wandb":
+        from curvestream.importers.wandb import import_wandb
+
+        return import_wandb
+    from curvestream.importers.mlflow import import_mlflow
+
+    return import_mlflow
+
+
+def cmd_import(args: argparse.Namespace) -> int:
     from curvestream.settings import Settings
-    from curvestream.tensorboard.importer import import_tensorboard
 
     settings = Settings.from_env(**({"spool_dir": args.spool_dir} if args.spool_dir else {}))
     bars: dict[int, "callable"] = {}
@@ -148,13 +164,34 @@ def cmd_import_tensorboard(args: argparse.Namespace) -> int:
         show(total - done)
 
     try:
-        report = import_tensorboard(args.dir, settings, project=args.project, timeout_s=args.timeout,
-                                    progress=progress)
+        report = _importer(args.source)(args.dir, settings, project=args.project, timeout_s=args.timeout,
+                                        progress=progress)
     except (FileNotFoundError, ImportError, RuntimeError, ValueError) as exc:
         print(f"curvestream import: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(report, indent=2))
+    print(f"curvestream import {args.source}: {report['summary']}", file=sys.stderr)
     return 0 if report["left_batches"] == 0 else 1
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from curvestream.api import Api, ApiError, ApiRun
+    from curvestream.settings import Settings
+
+    settings = Settings.from_env()
+    target = args.output or "".join(c if c.isalnum() or c in "-_.=" else "_" for c in args.run) + f".{args.format}"
+    try:
+        found = ApiRun(Api(settings.bridge_url, settings.read_token), {"project": args.project, "run": args.run})
+        if target == "-":
+            written = found.export(sys.stdout.buffer, args.format, args.key)
+        else:
+            written = found.export(target, args.format, args.key)
+    except (ApiError, LookupError, OSError) as exc:
+        print(f"curvestream export: {exc}", file=sys.stderr)
+        return 2
+    if target != "-":
+        print(f"curvestream export: {args.project}/{args.run} -> {target} ({written:,} bytes)", file=sys.stderr)
+    return 0
 
 
 def cmd_bridge(args: argparse.Namespace) -> None:
@@ -236,12 +273,29 @@ def main(argv: list[str] | None = None) -> None:
 
     imports = sub.add_parser("import", help="bring existing logs into curvestream")
     sources = imports.add_subparsers(dest="source", required=True)
-    tb = sources.add_parser("tensorboard", help="every event file under DIR becomes a run, every point kept")
-    tb.add_argument("dir", help="a TensorBoard log directory")
-    tb.add_argument("--project", default=None, help="project of the runs (default: DIR's name)")
-    tb.add_argument("--spool-dir", default=None, help="spool directory (default CURVESTREAM_SPOOL_DIR)")
-    tb.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the bridge at the end")
-    tb.set_defaults(func=cmd_import_tensorboard)
+    for source, what, where, project in (
+            ("tensorboard", "every event file under DIR becomes a run, every point kept", "a TensorBoard log directory",
+             "DIR's name"),
+            ("wandb", "every W&B run file under DIR (wandb/offline-run-*) becomes a run, every history row kept",
+             "a wandb/ folder, one run's folder, or any folder above them", "the W&B project of each run"),
+            ("mlflow", "every run of an MLflow file store becomes a run, every metric line kept",
+             "an mlruns/ folder (or one experiment's or run's folder)", "the experiment's name")):
+        one = sources.add_parser(source, help=what)
+        one.add_argument("dir", help=where)
+        one.add_argument("--project", default=None, help=f"project of the runs (default: {project})")
+        one.add_argument("--spool-dir", default=None, help="spool directory (default CURVESTREAM_SPOOL_DIR)")
+        one.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the bridge at the end")
+        one.set_defaults(func=cmd_import)
+
+    export = sub.add_parser("export", help="every point of a run's scalar series to a Parquet or CSV file")
+    export.add_argument("project")
+    export.add_argument("run", help="the run as the runs list names it")
+    export.add_argument("--key", action="append", default=None,
+                        help="a metric key, exactly as logged (repeat for several; default: every scalar key)")
+    export.add_argument("--format", choices=["parquet", "csv"], default="parquet",
+                        help="file format (columns key, step, time_ns, value; default parquet)")
+    export.add_argument("-o", "--output", default=None, help="file to write, '-' for stdout (default: RUN.FORMAT)")
+    export.set_defaults(func=cmd_export)
 
     bridge = sub.add_parser("bridge", help="run the bridge alone (production)")
     bridge.add_argument("--config", default=None)
