@@ -19,6 +19,7 @@ import secrets
 from typing import Any, Iterable, Mapping
 
 from curvestream.alerts import Alert
+from curvestream.api import Api, ApiError, ApiRun
 from curvestream.current import current_run, make_current
 from curvestream.handler import LogHandler
 from curvestream.run import FinishReport, Run
@@ -26,7 +27,7 @@ from curvestream.settings import Settings
 from curvestream.version import __version__
 
 __all__ = ["init", "log", "log_histogram", "log_text", "finish", "current_run", "Run", "Settings",
-           "FinishReport", "LogHandler", "Alert", "__version__"]
+           "FinishReport", "LogHandler", "Alert", "Api", "ApiRun", "ApiError", "__version__"]
 
 
 def init(
