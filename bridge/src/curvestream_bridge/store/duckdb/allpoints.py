@@ -50,8 +50,8 @@ def _read_page(cur: duckdb.DuckDBPyConnection, sid: int, cids: np.ndarray) -> np
     return chunk_codec.decode(blobs)
 
 
-def all_points(cursor: Callable[[], duckdb.DuckDBPyConnection], sid: int,
-               page_points: int = PAGE_POINTS) -> Iterator[PointColumns]:
+def all_points(cursor: Callable[[], duckdb.DuckDBPyConnection], sid: int) -> Iterator[PointColumns]:
+    page_points = PAGE_POINTS
     index = cursor().execute("SELECT cid, w0, n FROM chunks WHERE sid = ? ORDER BY w0, cid", [sid]).fetchnumpy()
     cids = np.asarray(index["cid"], dtype=np.int64)
     w0 = np.asarray(index["w0"], dtype=np.int64)

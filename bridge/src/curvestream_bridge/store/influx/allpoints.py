@@ -18,9 +18,9 @@ __all__ = ["PAGE_POINTS", "all_points"]
 PAGE_POINTS = 100_000
 
 
-def all_points(series: Callable[..., list[dict[str, Any]]], key: SeriesKey,
-               page_points: int = PAGE_POINTS) -> Iterator[PointColumns]:
+def all_points(series: Callable[..., list[dict[str, Any]]], key: SeriesKey) -> Iterator[PointColumns]:
     """``series(statement, chunked=True)``: the store's query function."""
+    page_points = PAGE_POINTS
     where = series_where(key)
     lo = None
     while True:
