@@ -135,19 +135,24 @@ class WandbRun:
     def _row(self, builder: ImportBatches, history: Any) -> None:
         values: dict[str, float] = {}
         others: list[tuple[str, Any]] = []
+        tree: dict[str, Any] = {}
         step: int | None = history.step.num if history.HasField("step") else None
         wall_ns = builder.last_wall_ns + 1
         for item in history.item:
-            key = item.key or ".".join(item.nested_key)
-            if key in _ROW_FIELDS:
-                if key == "_timestamp":
+            if item.key:
+                path = [item.key]
+            else:
+                path = list(item.nested_key)
+            if path[0] in _ROW_FIELDS:
+                if path[0] == "_timestamp":
                     wall_ns = _seconds_to_ns(item.value_json)
-                elif key == "_step" and step is None:
+                elif path[0] == "_step" and step is None:
                     step = int(json.loads(item.value_json))
                 continue
-            if key.startswith("_wandb"):
+            if path[0].startswith("_wandb"):
                 continue
-            value = json.loads(item.value_json)
+            _set(tree, path, json.loads(item.value_json))
+        for key, value in _leaves(tree):
             if isinstance(value, (int, float)):  # bool is an int
                 values[key] = float(value)
             else:
@@ -164,6 +169,28 @@ class WandbRun:
                 what = value.get("_type", "object") if isinstance(value, dict) else type(value).__name__
                 label = f"{key} ({what})"
                 self.skipped[label] = self.skipped.get(label, 0) + 1
+
+
+def _set(tree: dict[str, Any], path: list[str], value: Any) -> None:
+    """``value`` at ``path`` (W&B writes a logged dict as one item per leaf, under its key's path)."""
+    node = tree
+    for part in path[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[path[-1]] = value
+
+
+def _leaves(tree: dict[str, Any], prefix: str = "") -> Any:
+    """``(key, value)``: nested dicts joined with ``.``; a dict with a ``_type`` (a W&B media
+    object, a histogram) is one value."""
+    for name, value in tree.items():
+        key = f"{prefix}.{name}" if prefix else name
+        if isinstance(value, dict) and "_type" not in value:
+            yield from _leaves(value, key)
+        else:
+            yield key, value
 
 
 def _seconds_to_ns(text: str) -> int:
@@ -193,15 +220,8 @@ def _apply(target: dict[str, Any], updates: Any, removes: Any) -> None:
     """Config or summary items (a ``key`` or a ``nested_key`` path, a JSON value) applied in order."""
     for item in updates:
         path = [item.key] if item.key else list(item.nested_key)
-        if not path or path[0] == "_wandb":
-            continue
-        node = target
-        for part in path[:-1]:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = node[part] = {}
-            node = child
-        node[path[-1]] = json.loads(item.value_json)
+        if path and path[0] != "_wandb":
+            _set(target, path, json.loads(item.value_json))
     for item in removes:
         path = [item.key] if item.key else list(item.nested_key)
         node = target
