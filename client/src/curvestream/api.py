@@ -20,13 +20,14 @@ URL and token default to ``CURVESTREAM_BRIDGE_URL`` and ``CURVESTREAM_READ_TOKEN
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import math
 import os
 import ssl
 import urllib.parse
-from typing import Any, BinaryIO, Iterable, Literal, Mapping
+from typing import Any, BinaryIO, Iterable, Iterator, Literal, Mapping
 
 __all__ = ["Api", "ApiRun", "ApiError"]
 
@@ -86,13 +87,12 @@ class Api:
 
     # ------------------------------------------------------------------ HTTP
     def _json(self, path: str, params: Iterable[tuple[str, str]] = ()) -> Any:
-        resp = self._get(path, params, "application/json")
-        try:
+        with self._get(path, params, "application/json") as resp:
             return json.loads(resp.read())
-        finally:
-            resp.close()
 
-    def _get(self, path: str, params: Iterable[tuple[str, str]], accept: str) -> http.client.HTTPResponse:
+    @contextlib.contextmanager
+    def _get(self, path: str, params: Iterable[tuple[str, str]], accept: str) -> Iterator[http.client.HTTPResponse]:
+        """The answer to a GET, whose status was 200 (else :class:`ApiError`); its connection closes after."""
         query = urllib.parse.urlencode(list(params), quote_via=urllib.parse.quote)
         host, port = self._parsed.hostname or "127.0.0.1", self._parsed.port
         if self._parsed.scheme == "https":
@@ -105,20 +105,24 @@ class Api:
             headers["Authorization"] = f"Bearer {self.token}"
         target = self._parsed.path.rstrip("/") + path + (f"?{query}" if query else "")
         try:
-            conn.request("GET", target, headers=headers)
-            resp = conn.getresponse()
-        except (OSError, http.client.HTTPException) as exc:
-            conn.close()
-            raise ApiError(f"curvestream.Api: the bridge at {self.url} is unreachable: {exc}") from None
-        if resp.status != 200:
-            body = resp.read()
-            conn.close()
             try:
-                detail = json.loads(body).get("detail", body.decode(errors="replace"))
-            except (ValueError, AttributeError):
-                detail = body[:300].decode(errors="replace")
-            raise ApiError(f"curvestream.Api: GET {path}: {resp.status} {detail}", resp.status)
-        return resp
+                conn.request("GET", target, headers=headers)
+                resp = conn.getresponse()
+            except (OSError, http.client.HTTPException) as exc:
+                raise ApiError(f"curvestream.Api: the bridge at {self.url} is unreachable: {exc}") from None
+            if resp.status != 200:
+                body = resp.read()
+                try:
+                    detail = json.loads(body).get("detail", body.decode(errors="replace"))
+                except (ValueError, AttributeError):
+                    detail = body[:300].decode(errors="replace")
+                raise ApiError(f"curvestream.Api: GET {path}: {resp.status} {detail}", resp.status)
+            try:
+                yield resp
+            finally:
+                resp.close()
+        finally:
+            conn.close()
 
 
 def _path(project: str, run: str) -> str:
@@ -173,12 +177,9 @@ class ApiRun:
         value)`` numpy arrays in wall-time order."""
         from curvestream.dataframes import read_points
 
-        resp = self._api._get(self.path + "/export", self._export_params("binary", keys),
-                              "application/vnd.curvestream.points")
-        try:
+        with self._api._get(self.path + "/export", self._export_params("binary", keys),
+                            "application/vnd.curvestream.points") as resp:
             return read_points(resp)
-        finally:
-            resp.close()
 
     def history(self, keys: Iterable[str] | str | None = None, x: Literal["step", "time"] = "step",
                 library: Literal["pandas", "polars"] | None = None) -> Any:
@@ -199,8 +200,7 @@ class ApiRun:
                keys: Iterable[str] | None = None) -> int:
         """Write every point of the keys as a Parquet or CSV file (columns key, step,
         time_ns, value), as the bridge streams it; the bytes written."""
-        resp = self._api._get(self.path + "/export", self._export_params(format, keys), "*/*")
-        try:
+        with self._api._get(self.path + "/export", self._export_params(format, keys), "*/*") as resp:
             if hasattr(target, "write"):
                 return _copy(resp, target)  # type: ignore[arg-type]
             part = f"{os.fspath(target)}.part"  # a cut export never passes for a whole file
@@ -212,8 +212,6 @@ class ApiRun:
                 if os.path.exists(part):
                     os.unlink(part)
             return written
-        finally:
-            resp.close()
 
     @staticmethod
     def _export_params(fmt: str, keys: Iterable[str] | None) -> list[tuple[str, str]]:
