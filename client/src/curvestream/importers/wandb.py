@@ -86,7 +86,7 @@ class WandbRun:
         builder = ImportBatches(self.producer_id, self.project, self.run)
         meta: run_pb2.RunMeta | None = None
         config: dict[str, Any] = {}
-        summary: dict[str, Any] = {}
+        summary_items: dict[tuple[str, ...], str | None] = {}
         exit_code: int | None = None
         self.skipped = {}
         offset = 0
@@ -104,15 +104,15 @@ class WandbRun:
                 builder.add(meta)
             elif kind == "config":
                 _apply(config, rec.config.update, rec.config.remove)
-            elif kind == "summary":
-                _apply(summary, rec.summary.update, rec.summary.remove)
+            elif kind == "summary":  # one per history row: kept as text, decoded once at the end
+                _note(summary_items, rec.summary.update, rec.summary.remove)
             elif kind == "exit":
                 exit_code = rec.exit.exit_code
         final = run_pb2.RunMeta()
         if meta is not None:
             final.CopyFrom(meta)
         final.config_json = _json(config)
-        final.summary_json = _json(summary)
+        final.summary_json = _json(_replayed(summary_items))
         builder.add(final)
         if exit_code is None:
             state, reason = run_pb2.RUN_STATE_FAILED, "imported from W&B: the run file has no exit record " \
@@ -139,19 +139,25 @@ class WandbRun:
         step: int | None = history.step.num if history.HasField("step") else None
         wall_ns = builder.last_wall_ns + 1
         for item in history.item:
-            if item.key:
-                path = [item.key]
-            else:
-                path = list(item.nested_key)
-            if path[0] in _ROW_FIELDS:
-                if path[0] == "_timestamp":
+            nested = item.nested_key
+            path = None if item.key or len(nested) == 1 else list(nested)
+            name = item.key or nested[0]
+            if name in _ROW_FIELDS:
+                if name == "_timestamp":
                     wall_ns = _seconds_to_ns(item.value_json)
-                elif path[0] == "_step" and step is None:
+                elif name == "_step" and step is None:
                     step = int(json.loads(item.value_json))
                 continue
-            if path[0].startswith("_wandb"):
+            if name.startswith("_wandb"):
                 continue
-            _set(tree, path, json.loads(item.value_json))
+            text = item.value_json
+            if path is None:
+                try:
+                    values[name] = float(text)  # a JSON number, NaN, Infinity or -Infinity: the common case, fast
+                    continue
+                except ValueError:
+                    path = [name]
+            _set(tree, path, json.loads(text))
         for key, value in _leaves(tree):
             if isinstance(value, (int, float)):  # bool is an int
                 values[key] = float(value)
@@ -232,6 +238,34 @@ def _apply(target: dict[str, Any], updates: Any, removes: Any) -> None:
         else:
             if path:
                 node.pop(path[-1], None)
+
+
+def _note(items: dict[tuple[str, ...], str | None], updates: Any, removes: Any) -> None:
+    """The last JSON text (None: removed) of each path, in the order of their last change."""
+    for item in updates:
+        path = (item.key,) if item.key else tuple(item.nested_key)
+        items.pop(path, None)
+        items[path] = item.value_json
+    for item in removes:
+        path = (item.key,) if item.key else tuple(item.nested_key)
+        items.pop(path, None)
+        items[path] = None
+
+
+def _replayed(items: dict[tuple[str, ...], str | None]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for path, text in items.items():
+        if not path or path[0] == "_wandb":
+            continue
+        if text is not None:
+            _set(out, list(path), json.loads(text))
+            continue
+        node: Any = out
+        for part in path[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(path[-1], None)
+    return out
 
 
 def _json(value: dict[str, Any]) -> str:
