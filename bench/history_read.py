@@ -21,7 +21,6 @@ of the bridge's (from /proc), which hold under load where wall time does not.
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import statistics
 import sys
@@ -32,16 +31,11 @@ from typing import Any, Callable
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from _servers import BridgeProcess  # noqa: E402
+from ingest_e2e import cpu_seconds  # noqa: E402
 from page_overlay_10x10m import PROJECT, overlay_path, run_names, write_runs  # noqa: E402
 from query_m4 import machine  # noqa: E402
 
 import curvestream  # noqa: E402
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (Linux /proc)."""
-    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def measure(label: str, read: Callable[[], Any], points: int, bridge_pid: int, repeat: int) -> None:

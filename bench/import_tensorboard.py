@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 from _servers import BridgeProcess, Mosquitto
 
@@ -62,9 +63,11 @@ def time_reading(path: Path) -> float:
     return time.perf_counter() - t0
 
 
-def time_import(logdir: Path, work: Path) -> tuple[float, dict]:
+def through_bridge(work: Path, run_import: Callable[[Any], dict]) -> tuple[dict, float, float, float]:
+    """``run_import(settings)`` into a bridge on DuckDB behind Mosquitto, until committed: its report,
+    wall seconds, this process's CPU seconds and the bridge's (from /proc)."""
     from curvestream.settings import Settings
-    from curvestream.tensorboard.importer import import_tensorboard
+    from ingest_e2e import cpu_seconds
 
     broker = Mosquitto(work / "mosquitto")
     broker.start()
@@ -72,12 +75,19 @@ def time_import(logdir: Path, work: Path) -> tuple[float, dict]:
     bridge.start()
     try:
         settings = Settings.from_env(mqtt_url=broker.url, bridge_url=bridge.url, spool_dir=str(work / "spool"))
-        t0 = time.perf_counter()
-        report = import_tensorboard(logdir, settings, project="bench", timeout_s=3600)
-        return time.perf_counter() - t0, report
+        b0, c0, t0 = cpu_seconds(bridge.pid), time.process_time(), time.perf_counter()
+        report = run_import(settings)
+        return report, time.perf_counter() - t0, time.process_time() - c0, cpu_seconds(bridge.pid) - b0
     finally:
         bridge.stop()
         broker.stop()
+
+
+def time_import(logdir: Path, work: Path) -> tuple[float, dict]:
+    from curvestream.tensorboard.importer import import_tensorboard
+
+    report, wall, _, _ = through_bridge(work, lambda s: import_tensorboard(logdir, s, project="bench", timeout_s=3600))
+    return wall, report
 
 
 def time_tensorboard(logdir: Path) -> float:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import urllib.parse
 import urllib.request
 from typing import Any
@@ -61,3 +64,13 @@ def run_state(base: str, project: str, run: str) -> str | None:
         if (r["project"], r["run"]) == (project, run):
             return r["state"]
     return None
+
+
+def import_command(source: str, folder: Any, mqtt_url: str, bridge_url: str, spool_dir: Any) -> dict:
+    """``curvestream import SOURCE FOLDER`` run as its own process into a bridge; its JSON report."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "curvestream.cli", "import", source, str(folder)],
+        env={**os.environ, "CURVESTREAM_MQTT_URL": mqtt_url, "CURVESTREAM_BRIDGE_URL": bridge_url,
+             "CURVESTREAM_SPOOL_DIR": str(spool_dir)}, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"import failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    return json.loads(proc.stdout)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import get_json, prometheus_value, run_path
+from helpers import get_json, import_command, prometheus_value, run_path
 
 STEPS = 4_000
 
@@ -80,15 +80,6 @@ def mlruns(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     return store, json.loads(truth.read_text())
 
 
-def _import(folder: Path, mosquitto, bridge, spool_dir: Path) -> dict:  # noqa: ANN001
-    proc = subprocess.run(
-        [sys.executable, "-m", "curvestream.cli", "import", "mlflow", str(folder)],
-        env={**os.environ, "CURVESTREAM_MQTT_URL": mosquitto.url, "CURVESTREAM_BRIDGE_URL": bridge.url,
-             "CURVESTREAM_SPOOL_DIR": str(spool_dir)}, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"import failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    return json.loads(proc.stdout)
-
-
 def _value(y: float | str) -> float:
     return float(y) if isinstance(y, str) else y  # NaN and ±Inf are strings in both JSONs
 
@@ -97,7 +88,7 @@ def test_a_file_store_imports_exactly_as_mlflow_reads_it_and_a_second_import_sen
         mlruns, mosquitto, bridge_factory, spool_dir, tmp_path):
     store, truth = mlruns
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
-    _import(store, mosquitto, bridge, spool_dir)
+    import_command("mlflow", store, mosquitto.url, bridge.url, spool_dir)
     names = {run_id: f"{r['name']}-{run_id[:12]}" for run_id, r in truth.items()}
     listed = {(r["project"], r["run"]): r for r in get_json(bridge.url, "/api/v1/runs")["runs"]}
     assert set(listed) == {(r["experiment"], names[i]) for i, r in truth.items()}  # the deleted run is not there
@@ -124,7 +115,7 @@ def test_a_file_store_imports_exactly_as_mlflow_reads_it_and_a_second_import_sen
     ingested = prometheus_value(bridge.url, "curvestream_points_ingested_total")
     assert ingested == total
 
-    again = _import(store, mosquitto, bridge, spool_dir)
+    again = import_command("mlflow", store, mosquitto.url, bridge.url, spool_dir)
     assert again["summary"].startswith("nothing new"), again["summary"]
     assert prometheus_value(bridge.url, "curvestream_points_ingested_total") == ingested
     assert prometheus_value(bridge.url, "curvestream_batches_duplicate_total") == 0

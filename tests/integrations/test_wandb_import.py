@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import get_json, prometheus_value, run_path
+from helpers import get_json, import_command, prometheus_value, run_path
 
 ROWS = 5_000
 PROJECT = "vision"
@@ -60,15 +60,6 @@ def wandb_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     return root / "wandb", json.loads(truth.read_text())
 
 
-def _import(folder: Path, mosquitto, bridge, spool_dir: Path) -> dict:  # noqa: ANN001
-    proc = subprocess.run(
-        [sys.executable, "-m", "curvestream.cli", "import", "wandb", str(folder)],
-        env={**os.environ, "CURVESTREAM_MQTT_URL": mosquitto.url, "CURVESTREAM_BRIDGE_URL": bridge.url,
-             "CURVESTREAM_SPOOL_DIR": str(spool_dir)}, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"import failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    return json.loads(proc.stdout)
-
-
 def _timestamps(folder: Path, run_id: str) -> dict[int, decimal.Decimal]:
     """step -> the ``_timestamp`` W&B wrote in the run's history row, exactly as its digits say."""
     from wandb.proto.wandb_internal_pb2 import Record
@@ -90,7 +81,7 @@ def test_offline_runs_import_exactly_and_a_second_import_sends_nothing(wandb_dir
                                                                       spool_dir, tmp_path):
     folder, truth = wandb_dir
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
-    report = _import(folder, mosquitto, bridge, spool_dir)
+    report = import_command("wandb", folder, mosquitto.url, bridge.url, spool_dir)
     run = f"resnet-{truth['run_id']}"
     assert sorted(r["run"] for r in report["runs"]) == ["crash001", run]
 
@@ -128,7 +119,7 @@ def test_offline_runs_import_exactly_and_a_second_import_sends_nothing(wandb_dir
     ingested = prometheus_value(bridge.url, "curvestream_points_ingested_total")
     assert ingested == total + 2 * (ROWS // 100) + 10
 
-    again = _import(folder, mosquitto, bridge, spool_dir)
+    again = import_command("wandb", folder, mosquitto.url, bridge.url, spool_dir)
     assert again["summary"].startswith("nothing new"), again["summary"]
     assert prometheus_value(bridge.url, "curvestream_points_ingested_total") == ingested
     assert prometheus_value(bridge.url, "curvestream_batches_duplicate_total") == 0

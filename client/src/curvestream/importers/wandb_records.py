@@ -31,6 +31,7 @@ __all__ = ["RecordReader", "read_records", "DamagedRecord", "HEADER", "BLOCK"]
 HEADER = b":W&B" + struct.pack("<HB", 0xBEE1, 0)
 BLOCK = 32 * 1024
 _CHUNK_HEAD = struct.Struct("<IHB")
+_ZEROS = bytes(_CHUNK_HEAD.size)
 FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
 
 
@@ -63,19 +64,11 @@ class RecordReader:
         base = 0  # file offset of block[0]
         while True:
             pos = offset - base
-            if BLOCK - pos < _CHUNK_HEAD.size:  # the block's zero padding
-                base += BLOCK
-                offset = base
-                block = self._fh.read(BLOCK)
-                if not block:
-                    self.torn_tail = bool(parts)
-                    return
-                continue
-            if len(block) - pos < _CHUNK_HEAD.size:
+            fits = BLOCK - pos >= _CHUNK_HEAD.size
+            if fits and len(block) - pos < _CHUNK_HEAD.size:  # the file ends here
                 self.torn_tail = bool(parts) or len(block) > pos
                 return
-            crc, length, kind = _CHUNK_HEAD.unpack_from(block, pos)
-            if crc == 0 and length == 0 and kind == 0:  # zeros to the end of a block: padding
+            if not fits or block[pos:pos + _CHUNK_HEAD.size] == _ZEROS:  # the block's zero trailer: next block
                 base += BLOCK
                 offset = base
                 block = self._fh.read(BLOCK)
@@ -83,6 +76,7 @@ class RecordReader:
                     self.torn_tail = bool(parts)
                     return
                 continue
+            crc, length, kind = _CHUNK_HEAD.unpack_from(block, pos)
             end = pos + _CHUNK_HEAD.size + length
             if end > BLOCK:
                 raise DamagedRecord(self.path, offset, "chunk runs past its block")

@@ -316,17 +316,12 @@ class DuckDBStore:
         if sid is None:
             return
         pages = all_points(self._cursor, sid)
-        while True:
-            try:
-                page = next(pages)
-            except StopIteration:
-                return
-            except duckdb.Error as exc:
-                error = self._db.translate(exc)
-                if error is exc:
-                    raise
-                raise error from exc
+        while (page := self._next_page(pages)) is not None:
             yield page
+
+    @mapped
+    def _next_page(self, pages: Iterator[PointColumns]) -> PointColumns | None:
+        return next(pages, None)
 
     @mapped
     def histograms(self, project: str, run: str, key: str, limit: int = 500) -> list[dict[str, Any]]:
