@@ -78,6 +78,10 @@ def test_runs_and_metrics_answer_their_models(api):
     assert {m["kind"] for m in metrics} == {"scalar", "histogram", "text"}
     many = client.get("/api/v1/metrics", params={"run": [f"{q(RUN[0])}/{q(RUN[1])}", "vision/nowhere"]}, headers=R)
     assert [len(r["metrics"]) for r in _exactly(models.ApiMetricsManyResponse, many)["runs"]] == [3, 0]
+    stored = client.get(f"/api/v1/producers/{PID.hex()}/batches", headers=R)
+    batches = _exactly(models.ApiProducerBatches, stored)
+    assert batches["producer"] == PID.hex() and [b - a for a, b in batches["stored"]] == [1]  # the two ingested
+    _exactly(models.ApiError, client.get("/api/v1/runs/vision/nowhere/export", headers=R), 404)
 
 
 def test_series_histograms_and_texts_answer_their_models(api):

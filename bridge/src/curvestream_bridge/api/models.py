@@ -260,7 +260,7 @@ class ApiProducerBatches(_Shape):
     """`GET /api/v1/producers/{producer}/batches`: the seq ranges (inclusive) of the producer's stored batches."""
 
     producer: str
-    stored: list[tuple[int, int]]
+    stored: list[list[int]]
 
 
 class ApiParkedBatch(_Shape):

@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from curvestream_wire.v1 import run_pb2
 
-from curvestream import __version__
+from curvestream.version import __version__
 from curvestream.buckets import Buckets
 from curvestream.importers.wandb_records import read_records
 from curvestream.importing import Batches, ImportBatches, ImportRun, import_runs, producer_id_of

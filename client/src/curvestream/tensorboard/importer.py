@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from curvestream_wire.v1 import run_pb2
 
-from curvestream import __version__
+from curvestream.version import __version__
 from curvestream.importing import Batches, ImportBatches, ImportRun, import_runs, producer_id_of
 from curvestream.settings import Settings
 from curvestream.tensorboard.events import EventDecoder, Histogram, Scalar, Text

@@ -56,6 +56,8 @@ export interface ApiRun {
   clock_offset_s: number | null;
   /** Added to the run's times by the bridge. */
   clock_correction_s: number | null;
+  /** What the run stored as its summary (an imported W&B summary); the read API shows each key's last value where it names none. */
+  summary: Record<string, unknown>;
 }
 
 export interface ApiRunsResponse {
@@ -270,6 +272,12 @@ export interface ApiError {
 export interface ApiRefusal {
   detail: string;
   reason: string;
+}
+
+/** `GET /api/v1/producers/{producer}/batches`: the seq ranges (inclusive) of the producer's stored batches. */
+export interface ApiProducerBatches {
+  producer: string;
+  stored: number[][];
 }
 
 export interface LiveSubscription {
