@@ -12,6 +12,7 @@ from typing import Iterator
 import pytest
 
 from bridge_client import AppClient, served_bridge
+from curvestream_bridge.metrics import REJECTED
 from curvestream_bridge.service import Bridge
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_wire.v1 import batch_pb2, run_pb2
@@ -240,10 +241,10 @@ def test_a_malformed_batch_is_refused_with_400_and_its_reason(api, body, reason)
 
 
 def test_a_body_over_the_payload_limit_is_refused_with_413_and_counted(api):
-    before = api.bridge.metrics.get("curvestream_rejected_total", reason="oversized")
+    before = api.bridge.metrics.get(REJECTED, reason="oversized")
     resp = api.post("/api/v1/ingest", content=b"\x00" * (MAX_PAYLOAD + 1), headers=W)
     assert resp.status_code == 413
-    assert api.bridge.metrics.get("curvestream_rejected_total", reason="oversized") == before + 1
+    assert api.bridge.metrics.get(REJECTED, reason="oversized") == before + 1
 
 
 # ---------------------------------------------------------------- tokens

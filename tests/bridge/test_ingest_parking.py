@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from curvestream_bridge.ingest import Kind, Message
+from curvestream_bridge.metrics import BATCHES_PARKED, PARK_ERRORS, REJECTED, STORE_UNEXPECTED_ERRORS
 from curvestream_bridge.replay import replay_parked
 from curvestream_bridge.store.duckdb import DuckDBStore
 from servers import wait_until
@@ -54,15 +55,15 @@ def stored_seqs(h: Harness) -> list[tuple[int, int]]:
 def test_a_store_bug_parks_the_batch_instead_of_rejecting_it_and_the_others_are_stored(buggy):
     h = buggy(poison={2})
     h.ingest.process([h.mqtt(batch(1), 1), h.mqtt(batch(2), 2), h.mqtt(batch(3), 3)])
-    assert h.metrics.get("curvestream_rejected_total", reason="store_refused") == 0
+    assert h.metrics.get(REJECTED, reason="store_refused") == 0
     assert not [r for _, c in h.commits for r in _ranges(c, "rejected")], "nothing is rejected for a bug"
     assert h.count() == 20, "the batches beside the poison one are stored"
     parked = h.ingest.parked.entries()
     assert [(p.producer_id, p.seq) for p in parked] == [(PID, 2)]
     assert parked[0].reason.startswith("TypeError: unsupported operand")
     assert h.ingest.parked.payload(parked[0]) == batch(2), "parked exactly as it arrived"
-    assert h.metrics.get("curvestream_store_unexpected_errors_total") == 3 + 1, "3 attempts of the round, 1 alone"
-    assert h.metrics.get("curvestream_batches_parked_total", source="mqtt") == 1
+    assert h.metrics.get(STORE_UNEXPECTED_ERRORS) == 3 + 1, "3 attempts of the round, 1 alone"
+    assert h.metrics.get(BATCHES_PARKED, source="mqtt") == 1
     assert "curvestream_parked_batches 1" in h.metrics.render()
 
 
@@ -71,7 +72,7 @@ def test_a_parked_batch_delivered_again_is_committed_again_but_parked_and_counte
     h.ingest.process([h.mqtt(batch(2), 2)])
     h.ingest.process([h.mqtt(batch(2), 3)])  # the trainer resent it before the first commit reached it
     assert [(p.producer_id, p.seq) for p in h.ingest.parked.entries()] == [(PID, 2)]
-    assert h.metrics.get("curvestream_batches_parked_total", source="mqtt") == 1
+    assert h.metrics.get(BATCHES_PARKED, source="mqtt") == 1
     assert "curvestream_parked_batches 1" in h.metrics.render()
     assert stored_seqs(h) == [(2, 2), (2, 2)], "each delivery is committed, so the trainer frees its spool"
 
@@ -114,7 +115,7 @@ def test_an_unexpected_error_that_goes_away_is_retried_and_stored_not_parked(bug
     h = buggy(poison=None, failures=2)
     h.ingest.process([h.mqtt(batch(1), 1)])
     assert h.count() == 10 and h.ingest.parked.count == 0
-    assert h.metrics.get("curvestream_store_unexpected_errors_total") == 2
+    assert h.metrics.get(STORE_UNEXPECTED_ERRORS) == 2
     assert h.ingest.unexpected_error == "", "the alarm is down again"
 
 
@@ -137,7 +138,7 @@ def test_without_a_parked_dir_a_bug_holds_the_batch_unacknowledged_until_fixed(t
     h = Harness(tmp_path, store=BuggyStore(str(tmp_path / "b.duckdb"), poison={1}), parked_dir="")
     h.ingest.start()
     h.ingest.submit(h.mqtt(batch(1), 1))
-    wait_until(lambda: h.metrics.get("curvestream_store_unexpected_errors_total") >= 4, 30, "retries")
+    wait_until(lambda: h.metrics.get(STORE_UNEXPECTED_ERRORS) >= 4, 30, "retries")
     assert h.acked == [] and h.commits == []
     h.store.failures = 0
     wait_until(lambda: h.acked == [1], 30, "the batch stored after the fix")
@@ -152,7 +153,7 @@ def test_a_parked_dir_on_a_full_disk_commits_nothing_until_the_batch_can_be_park
     small_disk.fill()
     h.ingest.start()
     h.ingest.submit(h.mqtt(batch(1, n=2000), 1))
-    wait_until(lambda: h.metrics.get("curvestream_park_errors_total") >= 2, 30, "parking failing on the full disk")
+    wait_until(lambda: h.metrics.get(PARK_ERRORS) >= 2, 30, "parking failing on the full disk")
     assert h.acked == [] and h.commits == [], "not parked, so not committed"
     assert list((small_disk.path / "parked").iterdir()) == [], "no half-written batch left behind"
     small_disk.free()
@@ -205,5 +206,5 @@ def test_a_bug_reading_the_stored_batches_holds_nothing_up_and_the_store_still_d
     h.ingest.process([h.mqtt(batch(2), 3)])  # a re-send
     assert h.count() == 20 and h.acked == [1, 2, 3]
     assert stored_seqs(h) == [(1, 2), (2, 2)]
-    assert h.metrics.get("curvestream_store_unexpected_errors_total") > 0, "the alarm is up"
+    assert h.metrics.get(STORE_UNEXPECTED_ERRORS) > 0, "the alarm is up"
     h.store.close()

@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from curvestream_bridge.library_logs import LIBRARIES, route_library_logs
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import LIBRARY_LOG_LINES, Metrics
 
 
 @pytest.fixture
@@ -38,6 +38,6 @@ def test_a_flood_of_amqtt_warnings_and_tracebacks_is_counted_and_said_once(caplo
         "PUBACK for packet ID 0)",
     ]
     assert all(r.exc_info is None for r in lines), "no traceback"
-    assert metrics.get("curvestream_library_log_lines_total", library="amqtt", level="warning") == 300
-    assert metrics.get("curvestream_library_log_lines_total", library="amqtt", level="error") == 300
+    assert metrics.get(LIBRARY_LOG_LINES, library="amqtt", level="warning") == 300
+    assert metrics.get(LIBRARY_LOG_LINES, library="amqtt", level="error") == 300
     assert "curvestream_library_log_lines_total" in metrics.render()

@@ -33,7 +33,7 @@ import threading
 from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import CLOCK_OFFSET, POINTS_TIME_CORRECTED, Metrics
 
 __all__ = ["ClockSkew"]
 
@@ -71,10 +71,10 @@ class ClockSkew:
                 producer.correction_ns = wanted
             shift = producer.correction_ns
             self._runs[producer.run] = (offset, shift)
-        self.metrics.set("curvestream_clock_offset_seconds", offset / 1e9, project=batch.project, run=batch.run)
+        self.metrics.set(CLOCK_OFFSET, offset / 1e9, project=batch.project, run=batch.run)
         if shift:
             _shift_batch(batch, shift)
-            self.metrics.inc("curvestream_points_time_corrected_total", batch.points)
+            self.metrics.inc(POINTS_TIME_CORRECTED, batch.points)
         return shift
 
     def correct_status(self, status: run_pb2.RunStatus) -> None:

@@ -43,7 +43,21 @@ from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.clock_skew import ClockSkew
 from curvestream_bridge.decode import DecodedBatch, Rejected, decode_batch, decode_meta, decode_status
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import (
+    BATCHES_DUPLICATE,
+    BATCHES_INGESTED,
+    BATCHES_PARKED,
+    INGEST_LAG,
+    INGEST_QUEUE_DEPTH,
+    PARKED_BATCHES,
+    PARK_ERRORS,
+    POINTS_INGESTED,
+    REJECTED,
+    STORE_ERRORS,
+    STORE_UNEXPECTED_ERRORS,
+    STORE_WRITE_SECONDS,
+    Metrics,
+)
 from curvestream_bridge.parked import ParkedBatch, ParkedBatches
 from curvestream_bridge.ratelog import RateLimitedLog
 from curvestream_bridge.settings import BridgeSettings
@@ -104,10 +118,10 @@ class Ingest:
         self.parked = ParkedBatches(settings.parked_dir) if settings.parked_dir else None
         self.unexpected_error = ""  # set while a write that failed unexpectedly is being retried
         self.last_unexpected_error = ""
-        metrics.gauge_fn("curvestream_ingest_queue_depth", self.queue.qsize)
+        metrics.gauge_fn(INGEST_QUEUE_DEPTH, self.queue.qsize)
         if self.parked is not None:
             parked = self.parked
-            metrics.gauge_fn("curvestream_parked_batches", lambda: parked.count)
+            metrics.gauge_fn(PARKED_BATCHES, lambda: parked.count)
 
     # ------------------------------------------------------------------ sources
     def submit(self, message: Message, timeout: float | None = None) -> None:
@@ -222,17 +236,17 @@ class Ingest:
                 self._seen_for(b.producer_id).add(b.seq, b.seq)
             now = time.time_ns()
             for m, b in fresh:
-                self.metrics.inc("curvestream_batches_ingested_total", source=m.source)
-                self.metrics.inc("curvestream_points_ingested_total", b.points)
+                self.metrics.inc(BATCHES_INGESTED, source=m.source)
+                self.metrics.inc(POINTS_INGESTED, b.points)
                 if b.sealed_ns:
-                    self.metrics.set("curvestream_ingest_lag_seconds", max(0.0, (now - b.sealed_ns) / 1e9))
+                    self.metrics.set(INGEST_LAG, max(0.0, (now - b.sealed_ns) / 1e9))
             if self.on_stored is not None:
                 try:
                     self.on_stored([b for _, b in fresh])
                 except Exception:  # noqa: BLE001
                     log.exception("curvestream bridge: live fan-out failed")
         for m, b in duplicates:
-            self.metrics.inc("curvestream_batches_duplicate_total")
+            self.metrics.inc(BATCHES_DUPLICATE)
         for m, _ in [*fresh, *duplicates]:
             if m.parked is not None and self.parked is not None:
                 self.parked.remove(m.parked)  # replayed: it left the parked set
@@ -253,7 +267,7 @@ class Ingest:
             except _Stopping:
                 raise
             except Exception as exc:  # noqa: BLE001 - unexpected: the store's own dedupe still holds
-                self.metrics.inc("curvestream_store_unexpected_errors_total")
+                self.metrics.inc(STORE_UNEXPECTED_ERRORS)
                 self._ratelog.warning("unexpected ranges", "curvestream bridge: unexpected store error reading the "
                                       "stored batches of a producer (asked again next time): %s", _why(exc),
                                       level=logging.ERROR, exc_info=exc)
@@ -289,8 +303,7 @@ class Ingest:
                 if attempt < attempts and backoff.wait(self._stop):
                     raise _Stopping() from None
             finally:
-                self.metrics.inc("curvestream_store_write_seconds_sum", time.perf_counter() - started)
-                self.metrics.inc("curvestream_store_write_seconds_count")
+                self.metrics.observe(STORE_WRITE_SECONDS, time.perf_counter() - started)
         self.unexpected_error = ""
         if len(batches) == 1:
             return {}, {id(batches[0]): failure}
@@ -311,7 +324,7 @@ class Ingest:
 
     def _alarm(self, exc: Exception, failure: str, batches: list[DecodedBatch], attempt: int, attempts: int) -> None:
         self.unexpected_error = self.last_unexpected_error = failure
-        self.metrics.inc("curvestream_store_unexpected_errors_total")
+        self.metrics.inc(STORE_UNEXPECTED_ERRORS)
         then = "parking what it fails on" if attempt == attempts else "retrying"
         self._ratelog.warning("unexpected", "curvestream bridge: unexpected store error writing %d batch(es) "
                               "(attempt %d of %d), %s: %s", len(batches), attempt, attempts, then, failure,
@@ -329,7 +342,7 @@ class Ingest:
                 break
             except OSError as exc:
                 self.healthy = False
-                self.metrics.inc("curvestream_park_errors_total")
+                self.metrics.inc(PARK_ERRORS)
                 self._ratelog.warning("park", "curvestream bridge: cannot park a batch in %s (%s); it stays "
                                       "unacknowledged", self.parked.directory, exc)
                 if backoff.wait(self._stop):
@@ -337,7 +350,7 @@ class Ingest:
         self.healthy = True
         if not new:  # a re-delivery of a batch parked before: counted and reported once
             return
-        self.metrics.inc("curvestream_batches_parked_total", source=source)
+        self.metrics.inc(BATCHES_PARKED, source=source)
         log.error("curvestream bridge: parked batch %d of producer %s (%s/%s) in %s after unexpected store errors "
                   "(%s); once fixed, `curvestream-bridge replay-dead-letters` stores it", b.seq, b.producer_id.hex(),
                   b.project, b.run, self.parked.directory, why)
@@ -352,7 +365,7 @@ class Ingest:
                 return result
             except StoreUnavailable as exc:
                 self.healthy = False
-                self.metrics.inc("curvestream_store_errors_total")
+                self.metrics.inc(STORE_ERRORS)
                 kind = " ".join(str(exc).split()[:3])  # each kind of outage logged, each at most every 10 s
                 self._ratelog.warning(f"store {kind}", "curvestream bridge: store unavailable, retrying: %s", exc)
                 if backoff.wait(self._stop, exc.retry_after_s):
@@ -379,7 +392,7 @@ class Ingest:
         return commit
 
     def _reject(self, m: Message, rej: Rejected) -> None:
-        self.metrics.inc("curvestream_rejected_total", reason=rej.reason)
+        self.metrics.inc(REJECTED, reason=rej.reason)
         self._ratelog.warning(rej.reason, "curvestream bridge: rejected a %s payload from %s (%s): %s",
                               m.kind, m.source, rej.reason, rej)
         self._dead_letter(m, rej.reason, str(rej))

@@ -8,13 +8,13 @@ line each, without the traceback, at most every 10 s per library and kind of
 message, with how many were kept quiet meanwhile. ``CURVESTREAM_LOG_LEVEL=DEBUG``
 lets them through untouched.
 
-    >>> from curvestream_bridge.metrics import Metrics
+    >>> from curvestream_bridge.metrics import LIBRARY_LOG_LINES, Metrics
     >>> m = Metrics()
     >>> router = LibraryLogs(m)
     >>> router.handle(logging.makeLogRecord({"name": "amqtt.broker", "levelno": logging.WARNING,
     ...                                      "levelname": "WARNING", "msg": "Timeout waiting for PUBACK"}))
     True
-    >>> m.get("curvestream_library_log_lines_total", library="amqtt", level="warning")
+    >>> m.get(LIBRARY_LOG_LINES, library="amqtt", level="warning")
     1
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import re
 
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import LIBRARY_LOG_LINES, Metrics
 from curvestream_bridge.ratelog import RateLimitedLog
 
 __all__ = ["LibraryLogs", "route_library_logs", "LIBRARIES"]
@@ -45,7 +45,7 @@ class LibraryLogs(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         library = record.name.split(".")[0]
         level = record.levelname.lower()
-        self.metrics.inc("curvestream_library_log_lines_total", library=library, level=level)
+        self.metrics.inc(LIBRARY_LOG_LINES, library=library, level=level)
         try:
             text = record.getMessage()
         except Exception:  # noqa: BLE001 - a library's bad format string is still a line

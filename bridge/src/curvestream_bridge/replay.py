@@ -14,6 +14,7 @@ import concurrent.futures
 from typing import TYPE_CHECKING, Any
 
 from curvestream_bridge.decode import Rejected
+from curvestream_bridge.metrics import PARKED_REPLAYED
 from curvestream_bridge.store.base import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -50,6 +51,6 @@ def replay_parked(ingest: Ingest, timeout_s: float = 600.0) -> dict[str, Any]:
             continue  # still parked; the next replay tries again
         if not entry.path.exists():
             replayed += 1
-            ingest.metrics.inc("curvestream_parked_replayed_total")
+            ingest.metrics.inc(PARKED_REPLAYED)
     return {"replayed": replayed, "rejected": rejected, "still_parked": parked.count,
             "parked": [e.to_json() for e in parked.entries()]}

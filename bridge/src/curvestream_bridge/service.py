@@ -21,7 +21,15 @@ from curvestream_bridge.embedded import EmbeddedBroker
 from curvestream_bridge.ingest import Ingest
 from curvestream_bridge.library_logs import route_library_logs
 from curvestream_bridge.live import LiveHub
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import (
+    LIVE_CLIENTS,
+    ROLLUP_CACHE_BYTES,
+    ROLLUP_CACHE_ENTRIES,
+    ROLLUP_CACHE_HITS,
+    ROLLUP_CACHE_MISSES,
+    STORE_EXPIRED_POINTS,
+    Metrics,
+)
 from curvestream_bridge.run_tails import RunTails
 from curvestream_bridge.settings import BridgeSettings, parse_addr
 from curvestream_bridge.store import Store, open_store
@@ -57,14 +65,14 @@ class Bridge:
             from curvestream_bridge.grafana_live import GrafanaLivePusher
 
             self.live.grafana = GrafanaLivePusher(settings)
-        self.metrics.gauge_fn("curvestream_live_clients", lambda: self.live.client_count)
+        self.metrics.gauge_fn(LIVE_CLIENTS, lambda: self.live.client_count)
         if hasattr(self.store, "expired_points"):  # points older than InfluxDB's retention policy, dropped by it
-            self.metrics.gauge_fn("curvestream_store_expired_points_total", lambda: self.store.expired_points)
+            self.metrics.gauge_fn(STORE_EXPIRED_POINTS, lambda: self.store.expired_points)
         cache = getattr(self.store, "rollup_cache", None)  # DuckDB's rollup rows kept for reads
         if cache is not None:
-            for name, attr in (("bytes", "bytes"), ("entries", "entries"), ("hits_total", "hits"),
-                               ("misses_total", "misses")):
-                self.metrics.gauge_fn(f"curvestream_rollup_cache_{name}", lambda a=attr: getattr(cache, a))
+            for metric, attr in ((ROLLUP_CACHE_BYTES, "bytes"), (ROLLUP_CACHE_ENTRIES, "entries"),
+                                 (ROLLUP_CACHE_HITS, "hits"), (ROLLUP_CACHE_MISSES, "misses")):
+                self.metrics.gauge_fn(metric, lambda a=attr: getattr(cache, a))
         self.app = create_app(BridgeApi(settings=settings, store=self.store, ingest=self.ingest, live=self.live,
                                         metrics=self.metrics, tails=self.tails, alerts=self.alerts,
                                         subscriber=self.subscriber))

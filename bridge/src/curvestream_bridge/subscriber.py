@@ -16,7 +16,7 @@ from curvestream_wire.topics import Topics
 from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.ingest import Ingest, Kind, Message
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import MQTT_CONNECTED, REJECTED, Metrics
 from curvestream_bridge.settings import BridgeSettings
 
 __all__ = ["Subscriber"]
@@ -47,7 +47,7 @@ class Subscriber:
         self._connected = threading.Event()
         self._stopped = threading.Event()
         self._supervisor: threading.Thread | None = None
-        metrics.gauge_fn("curvestream_mqtt_connected", lambda: 1.0 if self._connected.is_set() else 0.0)
+        metrics.gauge_fn(MQTT_CONNECTED, lambda: 1.0 if self._connected.is_set() else 0.0)
 
     @property
     def connected(self) -> bool:
@@ -108,7 +108,7 @@ class Subscriber:
                     pass
 
         if parsed is None or parsed[2] not in (Kind.POINTS, Kind.STATUS, Kind.META):
-            self.metrics.inc("curvestream_rejected_total", reason="bad_topic")
+            self.metrics.inc(REJECTED, reason="bad_topic")
             ack()
             return
         project, run, leaf = parsed

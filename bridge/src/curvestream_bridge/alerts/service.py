@@ -25,7 +25,7 @@ from curvestream_bridge.alerts.engine import SEP, Alert, AlertEngine, Changes
 from curvestream_bridge.alerts.rules import Rule, default_rules, load_rules
 from curvestream_bridge.alerts.webhook import WebhookSender
 from curvestream_bridge.decode import DecodedBatch
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import ALERTS, ALERT_DELIVERIES_RECORDED, ALERT_STATE_ERRORS, Metrics
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.base import Store, StoreUnavailable, state_name
 
@@ -168,14 +168,14 @@ class AlertService:
             self.store.save_alert_state({self._own + k: v for k, v in pending.entries.items()},
                                         [a.to_json() for a in pending.alerts])
         except StoreUnavailable:
-            self.metrics.inc("curvestream_alert_state_errors_total")
+            self.metrics.inc(ALERT_STATE_ERRORS)
             if must_save:
                 raise
             log.warning("curvestream bridge: alert state not saved yet; it goes with the next change")
             return
         self._unsaved = Changes()
         for alert in pending.alerts:
-            self.metrics.inc("curvestream_alerts_total", kind=alert.kind, state=alert.state)
+            self.metrics.inc(ALERTS, kind=alert.kind, state=alert.state)
             log.warning("curvestream alert %s: %s", alert.state, alert.message)
             if self.on_alert is not None:  # this bridge's own WebSocket clients
                 try:
@@ -215,4 +215,4 @@ class AlertService:
         self._sent[(sink, alert.id)] = max(self._sent.get((sink, alert.id), 0), alert.version)
         self.store.save_alert_state({SEP.join(("d", sink, alert.id)): json.dumps(alert.version)}, [])
         # delivered and remembered: a bridge taking over will not send it again
-        self.metrics.inc("curvestream_alert_deliveries_recorded_total", sink="mqtt" if sink == MQTT_SINK else "webhook")
+        self.metrics.inc(ALERT_DELIVERIES_RECORDED, sink="mqtt" if sink == MQTT_SINK else "webhook")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from curvestream_bridge.alerts.engine import Alert
     from curvestream_bridge.ingest import Ingest
     from curvestream_bridge.live import LiveHub
-    from curvestream_bridge.metrics import Metrics
+    from curvestream_bridge.metrics import Metric, Metrics
     from curvestream_bridge.parked import ParkedBatch
     from curvestream_bridge.run_tails import RunTails
     from curvestream_bridge.settings import BridgeSettings
@@ -81,8 +81,8 @@ class BridgeApi:
         """Store a batch that came over HTTP; blocks until it is stored (or parked)."""
         return self._ingest.submit_http(payload)
 
-    def count(self, name: str, **labels: str) -> None:
-        self._metrics.inc(name, **labels)
+    def count(self, metric: Metric, **labels: str) -> None:
+        self._metrics.inc(metric, **labels)
 
     def parked(self) -> list[ParkedBatch]:
         parked = self._ingest.parked

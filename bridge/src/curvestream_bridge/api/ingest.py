@@ -11,6 +11,7 @@ from curvestream_bridge.api.answer import GUARDED
 from curvestream_bridge.api.deps import WRITE, Api
 from curvestream_bridge.api.models import ApiError, ApiRefusal
 from curvestream_bridge.decode import Rejected
+from curvestream_bridge.metrics import REJECTED
 from curvestream_bridge.store.base import StoreUnavailable
 
 __all__ = ["router"]
@@ -34,7 +35,7 @@ async def ingest(request: Request, api: Api) -> Response:
     body = await request.body()
     limit = api.settings.max_payload_bytes
     if len(body) > limit:
-        api.count("curvestream_rejected_total", reason="oversized")
+        api.count(REJECTED, reason="oversized")
         raise HTTPException(413, f"body over {limit} bytes")
     try:
         commit = await asyncio.to_thread(api.submit, body)

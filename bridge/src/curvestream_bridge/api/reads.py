@@ -9,6 +9,7 @@ from typing import Any, Callable
 from fastapi import HTTPException, Request
 
 from curvestream_bridge.api.facade import BridgeApi
+from curvestream_bridge.metrics import SERIES_READS_CANCELLED
 from curvestream_bridge.store.base import StoreUnavailable
 from curvestream_bridge.store.cancel import CANCEL, ReadCancel
 
@@ -37,7 +38,7 @@ async def read_for(request: Request, api: BridgeApi, fn: Callable[..., Any], *ar
         await asyncio.wait({task}, timeout=0.05)
         if not task.done() and await request.is_disconnected():
             gone.set()
-            api.count("curvestream_series_reads_cancelled_total")
+            api.count(SERIES_READS_CANCELLED)
             break
     try:
         return await task
