@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from curvestream_bridge.store.influx.ladder import LADDER_MS
 from grafana_kit import (
     ALL,
     REPO,
@@ -19,6 +20,7 @@ from grafana_kit import (
     query_library,
     with_flux_preamble,
 )
+from m4_golden import load_m4_vectors, window_queries
 
 # Variable selections as a user makes them; names with the characters that need
 # regex escaping (/ . ( ) [ ] + |), spaces, quotes, "=" and Unicode.
@@ -114,3 +116,19 @@ def test_the_flux_and_influxql_curves_read_the_same_level_measurement_and_fields
     assert 'level = ":" + string(v: int(v: v.windowPeriod) / 1000000) + ":"' in flux  # the interval in ms
     assert influxql.count('"grafana_interval_ms" =~ /:$__interval_ms:/') == 4
     assert "window(every: v.windowPeriod)" in flux and influxql.count("GROUP BY time($__interval)") == 4
+
+
+def test_the_flux_twins_of_the_golden_m4_windows_pass_the_checker(checker: FluxChecker) -> None:
+    """The M4 golden vectors' windows (``tests/golden/m4/``) that the InfluxQL levels are held to on real
+    InfluxDB 1.6.7 (``test_influxql_levels.py``), asked in Flux: no server here runs Flux (InfluxDB 1.6.7
+    has none), so each script, as Grafana's backend sends it, is checked by InfluxData's checker only; the
+    test above holds the two flavours to the same measurement, level and (selector, field) pairs."""
+    scripts = {}
+    for case in load_m4_vectors():
+        for q, interval in window_queries(case, LADDER_MS):
+            for name in ("curves_m4", "nonfinite_count"):
+                text = _substituted(flux_queries()[name], {"project": "golden", "run": [case.name], "metric": ["m4"]})
+                scripts[f"{name} {case.name} {q.start}..{q.end} every {interval} ms"] = flux_macros(
+                    text, int(q.start), int(q.end), interval, "curvestream", "curvestream")
+    assert len(scripts) >= 20
+    assert _failures(checker.check(scripts)) == {}

@@ -18,6 +18,7 @@ from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store.influx.ladder import LADDER_MS
 from curvestream_bridge.store.influx.store import InfluxStore
 from grafana_kit import influxql_macros, interpolate_variables, panel_interval_ms, query_library
+from m4_golden import load_m4_vectors, window_queries
 
 N = 1_000_000
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -113,3 +114,69 @@ def test_every_width_and_zoom_draws_both_extremes_in_their_pixel_column_from_o_w
                 assert drawn_at == {bucket // interval * interval}, (view, value, t)
                 checked["below the bottom level"] += 1
     assert checked["exact column"] >= 20 and checked["below the bottom level"] >= 2, checked
+
+
+# ---------------------------------------------------------------------------------------- the M4 golden vectors
+GOLDEN = {"project": "golden", "metric": ["m4"]}
+
+
+@pytest.fixture(scope="module")
+def golden(influxd: Any) -> dict[str, Any]:
+    """The golden vectors' cases written through the bridge's InfluxStore, each its own run."""
+    cases = {case.name: case for case in load_m4_vectors()}
+    store = InfluxStore(influxd.store_url("golden"))
+    bottoms = {}
+    try:
+        for seq, case in enumerate((c for c in cases.values() if len(c.steps)), start=1):
+            store.write([DecodedBatch(b"G" * 16, seq, "golden", case.name,
+                                      [ScalarColumn("m4", case.steps, case.walls, case.values)], [], [], None, None, 0)])
+            plan = store._rollup.plan(("golden", case.name, "m4"), store._db.statements)
+            bottoms[case.name] = plan["time"].size(0) // 10**6 if plan is not None else None
+    finally:
+        store.close()
+    return {"url": influxd.url, "db": "golden", "cases": cases, "bottom_ms": bottoms}
+
+
+def _windows(s: dict[str, Any], query: str, case: str, from_ms: int, to_ms: int, interval: int,
+             field: str) -> dict[int, list[float]]:
+    """Window start (ms) -> the values the query draws there, for the windows of [from, to)."""
+    text = interpolate_variables(query_library()[query]["influxql"], {**GOLDEN, "run": [case]})
+    got: dict[int, list[float]] = {}
+    for series_ in influxql(s, influxql_macros(text, from_ms, to_ms, interval)):
+        i = series_["columns"].index(field)
+        for row in series_["values"]:
+            if from_ms <= row[0] < to_ms:
+                got.setdefault(row[0], []).append(row[i])
+    return {t: sorted(v) for t, v in got.items()}
+
+
+def test_the_curves_and_nonfinite_queries_draw_the_golden_m4_of_every_window_that_is_whole_buckets(golden) -> None:
+    """Every golden query on the time axis whose columns are windows of a rollup level at least the series'
+    bottom one: each window draws the column's first, minimum, maximum and last values (finite ones: the
+    non-finite values of a window are counted by the non-finite query instead). A series of fewer than 64
+    points has no rollups: the dashboards draw nothing for it (its queries are not checked here)."""
+    checked = {"windows": 0, "nonfinite windows": 0}
+    for name, case in golden["cases"].items():
+        bottom = golden["bottom_ms"].get(name)
+        for q, interval in window_queries(case, LADDER_MS) if bottom is not None else []:
+            if interval < bottom:
+                continue  # finer than the bottom level: drawn at its buckets' starts (see the test above)
+            from_ms, to_ms = int(q.start), int(q.end)
+            want, nonfinite = {}, {}
+            for col in q.columns:
+                t = from_ms + col["column"] * interval
+                in_window = [i for i in range(len(case.walls)) if t <= case.walls[i] / 1e6 < t + interval]
+                assert col["first"] in in_window and col["last"] in in_window, (name, q, col)
+                bad = [i for i in in_window if not np.isfinite(case.values[i])]
+                if bad:
+                    nonfinite[t] = [float(len(bad))]
+                else:
+                    want[t] = sorted(float(case.values[col[k]]) for k in ("first", "min", "max", "last"))
+            drawn = _windows(golden, "curves_m4", name, from_ms, to_ms, interval, "value")
+            assert {t: v for t, v in drawn.items() if t in want} == want, (name, q)
+            assert drawn.keys() <= want.keys() | nonfinite.keys(), (name, q)  # nothing drawn where no point is
+            assert _windows(golden, "nonfinite_count", name, from_ms, to_ms, interval, "nonfinite") == nonfinite, \
+                (name, q)
+            checked["windows"] += len(want)
+            checked["nonfinite windows"] += len(nonfinite)
+    assert checked["windows"] >= 20 and checked["nonfinite windows"] >= 3, checked

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SeriesData } from '../types/chart';
+import golden from '../../../../tests/golden/m4/vectors.json';
 import { m4 } from './m4';
 
 function make(ys: number[]): SeriesData {
@@ -51,5 +52,57 @@ describe('m4', () => {
     const out = m4(make(ys), 5, 100, 199);
     expect(out.x.slice(0, 100)).toEqual(Array.from({ length: 100 }, (_, i) => i));
     expect(out.x.length).toBeLessThanOrEqual(100 + 20);
+  });
+});
+
+/** One case of the M4 golden vectors (tests/golden/m4/vectors.json; the definition: tests/m4_golden.py). */
+interface GoldenCase {
+  name: string;
+  points: [number, number, number | string][];
+  queries: {
+    x: 'step' | 'time';
+    start: number | null;
+    end: number | null;
+    width: number;
+    raw: boolean;
+    points: number[];
+    before: number | null;
+    after: number | null;
+  }[];
+}
+
+describe('m4 on the golden vectors', () => {
+  const cases = (golden as unknown as { cases: GoldenCase[] }).cases;
+
+  it('answers every query of every case as the definition does, neighbours kept as they are', () => {
+    let checked = 0;
+    let m4Answers = 0;
+    for (const c of cases) {
+      const value = (i: number) => Number(c.points[i]![2]); // "NaN", "Infinity", "-Infinity" or a number
+      for (const q of c.queries) {
+        if (q.start === null || q.end === null) continue; // no points: nothing to draw
+        const x = (i: number) => (q.x === 'step' ? c.points[i]![0] : c.points[i]![1] / 1e6);
+        const keyOrder = c.points
+          .map((_, i) => i)
+          .sort((a, b) => c.points[a]![0] - c.points[b]![0] || c.points[a]![1] - c.points[b]![1]);
+        if (q.x === 'time') keyOrder.sort((a, b) => c.points[a]![1] - c.points[b]![1]);
+        const inside = keyOrder.filter((i) => x(i) >= q.start! && x(i) <= q.end!);
+        const around = (i: number | null) => (i === null ? [] : [i]);
+        const given = [...around(q.before), ...inside, ...around(q.after)];
+        const series = (idx: number[]): SeriesData => ({
+          x: idx.map(x),
+          y: idx.map(value),
+          step: idx.map((i) => c.points[i]![0]),
+          timeMs: idx.map((i) => c.points[i]![1] / 1e6),
+        });
+        const got = m4(series(given), q.width, q.start, q.end);
+        const want = series([...around(q.before), ...q.points, ...around(q.after)]);
+        expect(got, `${c.name} ${JSON.stringify(q)}`).toEqual(want);
+        checked++;
+        if (!q.raw) m4Answers++;
+      }
+    }
+    expect(checked).toBeGreaterThan(150);
+    expect(m4Answers).toBeGreaterThan(60);
   });
 });

@@ -1,25 +1,30 @@
 import type { SeriesData } from '../types/chart';
-import { valueKind, type ValueKind } from './numbers';
 import { emptySeries } from './series';
 
 /**
  * M4 downsampling (Jugel et al., VLDB 2014) on the client, for the points a
- * chart has gathered itself (live appends). For every one of `width` pixel
- * columns over [start, end] it keeps the first, last, min and max point, which
- * draws the same line as all the points at that width. Non-finite points are
- * never folded into min/max: per column the first and last of each kind (NaN,
- * +Inf, -Inf) are kept so they stay visible. Points outside [start, end] are
- * kept as they are.
+ * chart has gathered itself (live appends): the bridge's M4, so a curve looks
+ * the same before and after a reload (the one definition and its golden
+ * vectors: tests/m4_golden.py, tests/golden/m4/vectors.json).
  *
- * Returns the input itself when it already fits in 4·width points.
+ * A point at x falls in column `floor((x - start) * (width / (end - start)))`
+ * (doubles, in that order; the last column also takes x = end). Per column it
+ * keeps the first and the last point, the earliest of the smallest and the
+ * latest of the largest value among the non-NaN ones (±Inf are values), and the
+ * first NaN. Points outside [start, end] are kept as they are; x must ascend.
+ *
+ * Returns the input itself when [start, end] holds at most 4·width points.
  */
 export function m4(data: SeriesData, width: number, start?: number, end?: number): SeriesData {
   const n = data.x.length;
+  if (n === 0) return data;
   const columns = Math.max(1, Math.floor(width));
-  if (n <= 4 * columns) return data;
   const lo = start ?? data.x[0]!;
   const hi = end ?? data.x[n - 1]!;
-  const span = hi - lo;
+  let inside = 0;
+  for (let i = 0; i < n; i++) if (data.x[i]! >= lo && data.x[i]! <= hi) inside++;
+  if (inside <= 4 * columns) return data;
+  const perUnit = columns / (hi - lo);
   const keep = new Uint8Array(n);
 
   let column = -1;
@@ -27,16 +32,11 @@ export function m4(data: SeriesData, width: number, start?: number, end?: number
   let last = -1;
   let minI = -1;
   let maxI = -1;
-  const special = new Map<ValueKind, [number, number]>();
+  let nanI = -1;
 
   const flush = () => {
-    for (const i of [first, last, minI, maxI]) if (i >= 0) keep[i] = 1;
-    for (const [a, b] of special.values()) {
-      keep[a] = 1;
-      keep[b] = 1;
-    }
-    first = last = minI = maxI = -1;
-    special.clear();
+    for (const i of [first, last, minI, maxI, nanI]) if (i >= 0) keep[i] = 1;
+    first = last = minI = maxI = nanI = -1;
   };
 
   for (let i = 0; i < n; i++) {
@@ -45,23 +45,20 @@ export function m4(data: SeriesData, width: number, start?: number, end?: number
       keep[i] = 1;
       continue;
     }
-    const c = span > 0 ? Math.min(columns - 1, Math.floor(((x - lo) / span) * columns)) : 0;
+    const c = hi > lo ? Math.min(columns - 1, Math.floor((x - lo) * perUnit)) : 0;
     if (c !== column) {
       flush();
       column = c;
     }
-    const y = data.y[i]!;
-    const kind = valueKind(y);
-    if (kind !== 'finite') {
-      const seen = special.get(kind);
-      if (seen) seen[1] = i;
-      else special.set(kind, [i, i]);
-      continue;
-    }
     if (first < 0) first = i;
     last = i;
+    const y = data.y[i]!;
+    if (Number.isNaN(y)) {
+      if (nanI < 0) nanI = i;
+      continue;
+    }
     if (minI < 0 || y < data.y[minI]!) minI = i;
-    if (maxI < 0 || y > data.y[maxI]!) maxI = i;
+    if (maxI < 0 || y >= data.y[maxI]!) maxI = i;
   }
   flush();
 
