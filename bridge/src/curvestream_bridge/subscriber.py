@@ -68,9 +68,6 @@ class Subscriber:
         self._conn.stop()
         self._connected.clear()
 
-    def wait_connected(self, timeout: float) -> bool:
-        return self._connected.wait(timeout)
-
     # ------------------------------------------------------------------ paho callbacks
     def _filters(self) -> list[str]:
         points = Topics.POINTS_FILTER

@@ -14,7 +14,6 @@ nothing leaves the spool until the bridge has stored it.
 from __future__ import annotations
 
 import datetime
-import os
 import secrets
 from typing import Any, Iterable, Mapping
 
@@ -93,4 +92,3 @@ def finish(status: str = "finished", reason: str = "") -> FinishReport | None:
 import logging as _logging  # noqa: E402
 
 _logging.getLogger("curvestream").addHandler(_logging.NullHandler())
-del os

@@ -13,7 +13,7 @@ import pytest
 
 from curvestream_bridge.store.base import SeriesQuery
 
-from test_store_support import Points, assert_same, batches, curve, duckdb_store, opener, reference, write_all
+from test_store_support import Points, assert_same, batches, curve, opener, reference, write_all
 
 ENGINES = ["duckdb", "influxdb"]
 
@@ -201,31 +201,6 @@ def test_a_bridge_names_its_influxdb_rollup_rows_by_its_mqtt_client_id(influxd):
     with urllib.request.urlopen(f"{influxd.url}/query?{q}") as resp:
         series = json.load(resp)["results"][0]["series"]
     assert sorted(v for _, v in series[0]["values"]) == ["curvestream-bridge-a", "curvestream-bridge-b"]
-
-
-def test_a_duckdb_file_with_the_old_points_table_is_converted_when_opened(tmp_path):
-    import duckdb
-
-    rng = np.random.default_rng(13)
-    points = curve(rng, 5_000)
-    path = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("""CREATE TABLE series (sid INTEGER PRIMARY KEY, project VARCHAR NOT NULL, run VARCHAR NOT NULL,
-        key VARCHAR NOT NULL, kind VARCHAR NOT NULL, count BIGINT NOT NULL DEFAULT 0, first_step BIGINT,
-        last_step BIGINT, first_ns BIGINT, last_ns BIGINT, last_value DOUBLE, last_is_nan BOOLEAN DEFAULT false,
-        UNIQUE (project, run, key, kind))""")
-    con.execute("CREATE TABLE points (sid INTEGER NOT NULL, step BIGINT NOT NULL, wall_ns BIGINT NOT NULL, value DOUBLE)")
-    con.execute("INSERT INTO series VALUES (1, 'proj', 'run', 'loss', 'scalar', ?, 0, 0, ?, ?, 0, false)",
-                [len(points), int(points.walls.min()), int(points.walls.max())])
-    old = {"sid": np.ones(len(points), np.int32), "step": points.steps, "wall_ns": points.walls, "value": points.values}
-    con.register("old", old)
-    con.execute("INSERT INTO points SELECT * FROM old")
-    con.close()
-    store = duckdb_store(path)
-    try:
-        assert_answers(store, points, queries(points, rng))
-    finally:
-        store.close()
 
 
 def test_influxdb_buckets_with_too_many_points_to_pack_are_read_from_the_raw_points(tmp_path, request, monkeypatch):

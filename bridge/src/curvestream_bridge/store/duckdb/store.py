@@ -106,7 +106,6 @@ class DuckDBStore:
                          if self.read_threads > 1 else None)
         self._write_lock = threading.Lock()
         self._db = DuckDBFile(path, self._on_open)
-        self._migrate_points_table()
 
     def _on_open(self, con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"SET checkpoint_threshold = '{int(self.checkpoint_mb)}MiB'")
@@ -118,27 +117,6 @@ class DuckDBStore:
         self.rollup_cache.clear()  # opened again after an invalidation: the file is the truth
         self._reload_sids(con)
         self._points = PointWriter(con, self.rollups)
-
-    def _migrate_points_table(self) -> None:
-        """Files written before chunks held their points in a ``points`` table:
-        move them (and roll them up) once."""
-        tables = {r[0] for r in self._db.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-        if "points" not in tables:
-            return
-        cur = self._cursor()
-        cur.execute("BEGIN TRANSACTION")
-        sids = [r[0] for r in cur.execute("SELECT DISTINCT sid FROM points").fetchall()]
-        for sid in sids:
-            rows = cur.execute("SELECT step, wall_ns, value FROM points WHERE sid = ? ORDER BY wall_ns",
-                               [sid]).fetchnumpy()
-            values = np.ma.filled(np.ma.asarray(rows["value"], dtype=np.float64), np.nan)
-            self._points.write(cur, [(sid, np.asarray(rows["step"], np.int64), np.asarray(rows["wall_ns"], np.int64),
-                                      values)], {sid: 0})
-            cur.execute("UPDATE series SET min_step = (SELECT min(step) FROM points WHERE sid = $1), "
-                        "max_step = (SELECT max(step) FROM points WHERE sid = $1) WHERE sid = $1", [sid])
-        cur.execute("DROP TABLE points")
-        cur.execute("COMMIT")
-        self._points.commit()
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         return self._db.cursor()
