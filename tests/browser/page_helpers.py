@@ -14,7 +14,7 @@ import curvestream
 from helpers import get_json, run_path
 from servers import wait_until
 
-__all__ = ["duckdb_bridge", "start_run", "stored_counts", "wait_stored", "open_page", "chart", "drawn_series",
+__all__ = ["duckdb_bridge", "start_run", "stored_counts", "wait_stored", "page_url", "open_page", "chart", "drawn_series",
            "wait_chart", "plot_center", "hover_tooltip", "page_context", "rows_of_runs"]
 
 # the plot's margins inside a chart (core/options.ts GRID)
@@ -44,12 +44,17 @@ def wait_stored(bridge: Any, project: str, run: str, counts: dict[str, int], tim
     wait_until(arrived, timeout, f"{counts} stored for {project}/{run}")
 
 
-def open_page(page: Any, bridge: Any, runs: tuple[tuple[str, str], ...] = (), **params: str) -> None:
-    """Open the page on a view, as a shared link would: ``runs`` selected, other settings as URL parameters."""
+def page_url(bridge: Any, runs: tuple[tuple[str, str], ...] = (), **params: str) -> str:
+    """The page's address on a view, as a shared link gives it: ``runs`` selected, other settings as parameters."""
     # each part encoded, then the value encoded again, as the page's own links are (urlState.ts)
     q = lambda s: urllib.parse.quote(s, safe="")  # noqa: E731
     pairs = [("run", f"{q(p)}/{q(r)}") for p, r in runs] + list(params.items())
-    page.goto(f"{bridge.url}/?{urllib.parse.urlencode(pairs)}")
+    return f"{bridge.url}/?{urllib.parse.urlencode(pairs)}"
+
+
+def open_page(page: Any, bridge: Any, runs: tuple[tuple[str, str], ...] = (), **params: str) -> None:
+    """Open the page on a view, as a shared link would: ``runs`` selected, other settings as URL parameters."""
+    page.goto(page_url(bridge, runs, **params))
     page.wait_for_function("() => window.__curvestream !== undefined")
 
 

@@ -15,7 +15,7 @@ from alert_trainings import Regression, sgd
 from curvestream_bridge.alerts.engine import AlertEngine
 from curvestream_bridge.alerts.rules import parse_rules
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
-from helpers import get_json
+from helpers import get_json, prometheus_value
 from servers import BridgeProcess, free_port, wait_until
 from webhook_receiver import WebhookReceiver
 
@@ -48,6 +48,7 @@ def test_a_bridge_killed_mid_patience_fires_the_plateau_once_at_the_same_step(mo
     expected = expected_alerts(losses)
     assert [(rule, state) for rule, state, _ in expected] == [("loss-plateau", "firing")]
     logged = threading.Event()
+    reports = []
 
     def trainer() -> None:
         with curvestream.init(project="crash", run="mid-patience", mqtt_url=mosquitto.url, bridge_url=bridge.url,
@@ -57,7 +58,7 @@ def test_a_bridge_killed_mid_patience_fires_the_plateau_once_at_the_same_step(mo
                 if step == k + 200:  # in the middle of the patience window
                     logged.set()
                 time.sleep(0.002 if step > k else 0)
-        run.finish()
+        reports.append(run.finish())
 
     worker = threading.Thread(target=trainer)
     try:
@@ -70,12 +71,14 @@ def test_a_bridge_killed_mid_patience_fires_the_plateau_once_at_the_same_step(mo
         bridge.start()
         worker.join(180)
         assert not worker.is_alive()
-        wait_until(lambda: get_json(bridge.url, "/api/v1/alerts", project="crash")["alerts"], 60, "the plateau")
-        time.sleep(2.0)  # a second firing, if any, would come now
+        # every batch committed, and a bridge evaluates a batch before it commits it (ingest.py, on_round):
+        # the alerts are final once the trainer's finish() is complete
+        assert reports and reports[0].complete, reports
         found = get_json(bridge.url, "/api/v1/alerts", project="crash")["alerts"]
         assert [(a["rule"], a["state"], a["step"]) for a in found] == expected
-        wait_until(lambda: hook.alerts(alertname="loss-plateau"), 30, "the webhook")
-        time.sleep(1.0)
+        # the webhook's delivery recorded in the store (after its answer): no bridge sends it again
+        wait_until(lambda: prometheus_value(bridge.url, "curvestream_alert_deliveries_recorded_total",
+                                            sink="webhook") >= 1, 30, "the webhook delivered and recorded")
         assert [a["status"] for a in hook.alerts(alertname="loss-plateau")] == ["firing"]
     finally:
         bridge.stop()

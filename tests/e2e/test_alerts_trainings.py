@@ -20,6 +20,7 @@ import curvestream
 from alert_trainings import Regression, sgd
 from helpers import get_json
 from servers import BridgeProcess, free_port, wait_until
+from watch_hint import WatchHint
 from webhook_receiver import WebhookReceiver
 
 PROJECT = "alerts"
@@ -96,7 +97,8 @@ def test_a_healthy_training_raises_nothing(bridge, mosquitto, tmp_path):
     losses, _ = train(bridge, mosquitto, tmp_path, "healthy", sgd(Regression(0), 3000, lambda s: 0.5))
     assert losses[-1] < losses[len(losses) // 2] < losses[0]  # it trains
     settled(bridge, "healthy", 3000)
-    time.sleep(1.0)  # an evaluation lagging behind the store would show up here
+    # finish() saw every batch committed, and the bridge evaluates a batch before it commits it (ingest.py,
+    # on_round): nothing is left to raise an alert later
     assert alerts_of(bridge, "healthy") == []
 
 
@@ -235,8 +237,9 @@ def test_an_alert_is_pushed_on_the_live_websocket_to_pages_watching_its_run(brid
 
     ws_url = bridge.url.replace("http://", "ws://") + "/api/v1/live"
     with connect(ws_url) as ws:
-        ws.send(json.dumps({"subscribe": [{"project": PROJECT, "run": "pushed"}]}))
-        time.sleep(0.3)  # the subscription is in before the run starts
+        with WatchHint(mosquitto.port, PROJECT, "pushed") as hint:
+            ws.send(json.dumps({"subscribe": [{"project": PROJECT, "run": "pushed"}]}))
+            hint.wait()  # the subscription is in before the run starts
         train(bridge, mosquitto, tmp_path, "pushed", iter([(0, 1.0), (1, float("nan")), (2, 1.0)]))
         pushed = []
         deadline = time.monotonic() + 30

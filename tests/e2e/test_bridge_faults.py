@@ -77,7 +77,8 @@ def test_a_bridge_started_while_influxdb_is_down_waits_for_it_and_stores_everyth
         bridge = bridge_factory(influx.store_url("late"), mosquitto.url)
         streamer = outage_streamer(30_000, "store late", mosquitto.url, spool_dir)
         wait_until(lambda: streamer.logged >= 10_000, 60, "10,000 steps logged")
-        time.sleep(3)
+        wait_until(lambda: prometheus_value(bridge.url, "curvestream_store_errors_total") >= 3, 60,
+                   "the writer trying the missing store again and again")
         assert bridge.running, "the bridge lives without its store"
         assert metric_counts_or_none(bridge.url) is None, "nothing can be read yet"
         influx.start(timeout=60)

@@ -10,13 +10,14 @@ import numpy as np
 import websockets
 
 import curvestream
+from watch_hint import WatchHint
 
 
-async def _collect(url: str, subscribe: dict, until, timeout: float = 60) -> list[dict]:
+async def _collect(url: str, subscribe: dict, until, subscribed: WatchHint, timeout: float = 60) -> list[dict]:
     messages: list[dict] = []
     async with websockets.connect(url) as ws:
         await ws.send(json.dumps(subscribe))
-        await asyncio.sleep(0.3)  # the subscription is in place before anything is logged
+        await asyncio.to_thread(subscribed.wait)  # the subscription is in place before anything is logged
         until.start()
 
         async def read() -> None:
@@ -80,7 +81,8 @@ def test_points_texts_histograms_and_status_are_pushed_to_subscribers(tmp_path, 
     ws_url = bridge.url.replace("http://", "ws://") + "/api/v1/live"
     sub = {"subscribe": [{"project": "live", "run": "pushed", "keys": ["loss"]}]}
     trainer = LogInBackground(train)
-    messages = _run_in_own_thread(lambda: asyncio.run(_collect(ws_url, sub, trainer)))
+    with WatchHint(mosquitto.port, "live", "pushed") as hint:
+        messages = _run_in_own_thread(lambda: asyncio.run(_collect(ws_url, sub, trainer, hint)))
     trainer.thread.join(60)  # the second run finishes while its bridge still runs
     points = [m for m in messages if m["type"] == "points"]
     assert {m["run"] for m in points} == {"pushed"}
