@@ -14,9 +14,9 @@ def open_store(url: str, writer_id: str = "") -> Store:
 
     Query parameters: ``rollups=off`` stores raw points only (no M4 rollups;
     for comparisons and debugging); DuckDB takes ``checkpoint_mb=N``, the WAL size
-    at which it checkpoints (default 128; DuckDB's own is 16, and each checkpoint
-    costs in proportion to the whole file, which made sustained ingest slow down as
-    the file grew: bench/README.md), ``rollup_cache_mb=N``, the memory for the
+    at which it checkpoints (default 128, above DuckDB's 16: a checkpoint costs in
+    proportion to the whole file, so frequent ones slow a growing file's ingest),
+    ``rollup_cache_mb=N``, the memory for the
     rollup rows of recently read series (default 512; 0: every read goes to
     SQL; see :mod:`.duckdb.rollcache`) and ``read_threads=N``, the threads that
     read the runs of one overlay side by side (default: the cores, at most 4);

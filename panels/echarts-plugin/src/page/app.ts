@@ -1,4 +1,4 @@
-// Over 400 lines: the page's composition root (runs table, charts, detail, live routing wired together); each job lives in its own module.
+// The page's composition root: the runs table, charts, run detail and live routing wired together in one place; each job lives in its own module.
 import { TIMING } from '../constants/defaults';
 import { groupRuns, type GroupBandKind } from '../core/groups';
 import { assignColors } from '../core/palette';

@@ -57,10 +57,9 @@ RAW_BELOW = 32
 points (their M4 past 4 per column); a denser one from the rollups and the
 straddling buckets' chunks. Reading a range's consecutive chunks grows with
 its points, the rollup path with its columns (about two chunks per column
-edge): measured on 10M-point series (bench/raw_below.py), the rollup path
-was as fast or faster from ~20 points per column up, one series or ten read
-together (width 1142, 75 per column: 13.1 → 10.1 ms for one, 84–86 → 62 ms
-for ten). It is also the bound below which a range is counted first
+edge), and the rollup path is as fast or faster from ~20 points per column
+up, one series or ten read together (``bench/raw_below.py``, figures in
+bench/README.md). It is also the bound below which a range is counted first
 (``probe_below`` of :func:`..m4.query.rollup_answers`): with the rollup rows in
 memory a count is cheap, from the tables it costs a statement nearly as dear
 as the rows of the full frame."""

@@ -60,8 +60,8 @@ META_MEASUREMENTS = ("cs_run", "cs_batch", "cs_alert_state", "cs_rollup_plan", "
 
 QUERY_HEADERS = {"Accept-Encoding": "identity"}
 """Query answers are asked for uncompressed: InfluxDB gzips an answer whenever the
-client accepts it, and compressing a view's rows (megabytes of base64) cost it
-a third of its CPU time per query, more than sending them over a LAN takes."""
+client accepts it, and compressing a view's rows (megabytes of base64) costs it
+more CPU than sending them over a LAN takes (bench/README.md)."""
 
 
 class InfluxHTTP:
@@ -179,9 +179,9 @@ class InfluxHTTP:
     def statements(self, statements: list[str]) -> list[list[dict[str, Any]]]:
         """Run statements (POSTed, many per request); the result series of each.
 
-        One request at a time: parallel requests were 20% faster on data in
-        TSM files but 10× slower on data still in the write cache (each
-        statement scans the series' cached points under a lock)."""
+        One request at a time: each statement scans its series' points still in
+        the write cache under a lock, so parallel requests wait on each other
+        there (figures in bench/README.md, ``query_m4.py``)."""
         self._ensure_connected()
         out: list[list[dict[str, Any]]] = []
         for i in range(0, len(statements), STATEMENTS_PER_REQUEST):

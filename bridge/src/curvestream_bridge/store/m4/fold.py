@@ -76,10 +76,10 @@ def _kernels() -> ModuleType:
 
 def load_in_background() -> threading.Thread:
     """Import :mod:`.foldloops` on a thread of its own, as a bridge starts: the
-    bridge's start does not wait for numba, and its first query no longer pays
-    the import and the loops' loading (~0.4 s here; a query that comes sooner
-    waits on the same lock for what is left of it). A failure is logged here
-    and raised again by the first query that needs the loops."""
+    bridge's start does not wait for numba, and its first query does not pay
+    for the import and the loops' loading (a query that comes sooner waits on
+    the same lock for what is left of it). A failure is logged here and raised
+    again by the first query that needs the loops."""
     def load() -> None:
         try:
             _kernels()

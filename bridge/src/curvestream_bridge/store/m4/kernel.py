@@ -32,8 +32,8 @@ def m4_indices(x: np.ndarray, y: np.ndarray, start: float, end: float, width: in
     """Sorted indices (into x, y; x sorted ascending) of the M4 points: per
     column the first and the last point, the earliest of its minima and the
     latest of its maxima (NaN left out) and its first NaN. In O(n): a column's
-    points are consecutive, so its extremes come from one reduction per column
-    (10M points here: 0.28 s, where sorting by column and value took 4.2 s)."""
+    points are consecutive, so its extremes come from one reduction per column,
+    nothing is sorted."""
     n = len(x)
     if n == 0:
         return np.zeros(0, dtype=np.int64)

@@ -129,7 +129,7 @@ def many_partials(plans: list[LevelPlan], step: list[np.ndarray], wall: list[np.
     level, ``series`` the index of each row's series in the lists.
 
     One pass over all series: a run ends where the bucket or the series
-    changes, so the numpy calls per write no longer grow with its series."""
+    changes, so the numpy calls per write do not grow with its series."""
     axis = plans[0].axis
     assert all(not p.ladder and p.axis == axis for p in plans)
     parts = []
