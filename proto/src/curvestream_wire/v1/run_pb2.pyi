@@ -21,7 +21,7 @@ RUN_STATE_FAILED: RunState
 RUN_STATE_LOST: RunState
 
 class RunMeta(_message.Message):
-    __slots__ = ("version", "project", "run", "config_json", "tags", "group", "started_ns", "host", "pid", "git_commit", "git_dirty", "python_version", "frameworks", "data_version", "producer_id", "client_version", "summary_json")
+    __slots__ = ("version", "project", "run", "config_json", "tags", "group", "started_ns", "host", "pid", "git_commit", "git_dirty", "python_version", "frameworks", "data_version", "producer_id", "client_version", "name", "resumes", "summary_json")
     class FrameworksEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -45,6 +45,8 @@ class RunMeta(_message.Message):
     DATA_VERSION_FIELD_NUMBER: _ClassVar[int]
     PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
     CLIENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RESUMES_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_JSON_FIELD_NUMBER: _ClassVar[int]
     version: int
     project: str
@@ -62,8 +64,24 @@ class RunMeta(_message.Message):
     data_version: str
     producer_id: bytes
     client_version: str
+    name: str
+    resumes: _containers.RepeatedCompositeFieldContainer[Resume]
     summary_json: str
-    def __init__(self, version: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., config_json: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., group: _Optional[str] = ..., started_ns: _Optional[int] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., git_commit: _Optional[str] = ..., git_dirty: _Optional[bool] = ..., python_version: _Optional[str] = ..., frameworks: _Optional[_Mapping[str, str]] = ..., data_version: _Optional[str] = ..., producer_id: _Optional[bytes] = ..., client_version: _Optional[str] = ..., summary_json: _Optional[str] = ...) -> None: ...
+    def __init__(self, version: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., config_json: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., group: _Optional[str] = ..., started_ns: _Optional[int] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., git_commit: _Optional[str] = ..., git_dirty: _Optional[bool] = ..., python_version: _Optional[str] = ..., frameworks: _Optional[_Mapping[str, str]] = ..., data_version: _Optional[str] = ..., producer_id: _Optional[bytes] = ..., client_version: _Optional[str] = ..., name: _Optional[str] = ..., resumes: _Optional[_Iterable[_Union[Resume, _Mapping]]] = ..., summary_json: _Optional[str] = ...) -> None: ...
+
+class Resume(_message.Message):
+    __slots__ = ("started_ns", "after_step", "after_step_known", "went_back", "back_to_step")
+    STARTED_NS_FIELD_NUMBER: _ClassVar[int]
+    AFTER_STEP_FIELD_NUMBER: _ClassVar[int]
+    AFTER_STEP_KNOWN_FIELD_NUMBER: _ClassVar[int]
+    WENT_BACK_FIELD_NUMBER: _ClassVar[int]
+    BACK_TO_STEP_FIELD_NUMBER: _ClassVar[int]
+    started_ns: int
+    after_step: int
+    after_step_known: bool
+    went_back: bool
+    back_to_step: int
+    def __init__(self, started_ns: _Optional[int] = ..., after_step: _Optional[int] = ..., after_step_known: _Optional[bool] = ..., went_back: _Optional[bool] = ..., back_to_step: _Optional[int] = ...) -> None: ...
 
 class RunStatus(_message.Message):
     __slots__ = ("version", "project", "run", "state", "reason", "updated_ns", "producer_id", "last_seq")
