@@ -30,6 +30,7 @@ from curvestream_bridge.metrics import (
     STORE_EXPIRED_POINTS,
     Metrics,
 )
+from curvestream_bridge.receipts import Receipts
 from curvestream_bridge.run_tails import RunTails
 from curvestream_bridge.settings import BridgeSettings, parse_addr
 from curvestream_bridge.store import Store, open_store
@@ -49,6 +50,7 @@ class Bridge:
         self.live = LiveHub(settings.live_frame_ms, watch_hint=self._watch_hint)
         self.subscriber: Subscriber | None = None
         self.tails = RunTails(self.store)
+        self.receipts = Receipts()
         # bridges sharing a subscription each see part of a run: their alerts come from a feed of the whole
         cluster = bool(settings.alerts and settings.mqtt_url and settings.mqtt_shared_group
                        and settings.mqtt_protocol != "3.1.1")
@@ -57,7 +59,7 @@ class Bridge:
         self.alert_feed = AlertFeed(settings, self.alerts, self.alerts.leader_changed) \
             if cluster and self.alerts is not None else None
         self.ingest = Ingest(self.store, settings, self.metrics, publish_commit=self._publish_commit,
-                             on_decoded=self.live.points, on_stored=self.live.stored, on_status=self._on_status,
+                             on_decoded=self._decoded, on_stored=self.live.stored, on_status=self._on_status,
                              on_round=self.alerts.on_round if self.alerts is not None and not cluster else None)
         if settings.mqtt_url:
             self.subscriber = Subscriber(settings, self.ingest, self.metrics)
@@ -75,7 +77,11 @@ class Bridge:
                 self.metrics.gauge_fn(metric, lambda a=attr: getattr(cache, a))
         self.app = create_app(BridgeApi(settings=settings, store=self.store, ingest=self.ingest, live=self.live,
                                         metrics=self.metrics, tails=self.tails, alerts=self.alerts,
-                                        subscriber=self.subscriber))
+                                        subscriber=self.subscriber, receipts=self.receipts))
+
+    def _decoded(self, batches: Any) -> None:
+        self.receipts.note(batches)
+        self.live.points(batches)
 
     def _on_status(self, status: Any) -> None:
         self.tails.on_status(status)

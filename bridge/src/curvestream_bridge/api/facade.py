@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from curvestream_bridge.live import LiveHub
     from curvestream_bridge.metrics import Metric, Metrics
     from curvestream_bridge.parked import ParkedBatch
+    from curvestream_bridge.receipts import Receipts
     from curvestream_bridge.run_tails import RunTails
     from curvestream_bridge.settings import BridgeSettings
     from curvestream_bridge.store import Store
@@ -37,7 +38,8 @@ class BridgeApi:
     metrics, series, histograms, texts); the methods cover the rest."""
 
     def __init__(self, *, settings: BridgeSettings, store: Store, ingest: Ingest, live: LiveHub, metrics: Metrics,
-                 tails: RunTails, alerts: AlertService | None = None, subscriber: Subscriber | None = None) -> None:
+                 tails: RunTails, alerts: AlertService | None = None, subscriber: Subscriber | None = None,
+                 receipts: Receipts | None = None) -> None:
         self.settings = settings
         self.reader = store
         self._ingest = ingest
@@ -46,6 +48,7 @@ class BridgeApi:
         self._tails = tails
         self._alerts = alerts
         self._subscriber = subscriber
+        self._receipts = receipts
 
     @property
     def read_token(self) -> str:
@@ -76,6 +79,13 @@ class BridgeApi:
         return self._tails.pending_batches(project, run)
 
     # ingest and parked batches
+
+    def receipt(self, producer_id: bytes) -> dict[str, Any]:
+        """The newest batch of a producer received (stored or still being written), and whether
+        the writer stores now: a trainer's ``finish()`` tells a slow bridge from a gone one by it."""
+        received = (self._receipts.to_json(producer_id) if self._receipts is not None
+                    else {"received_last_seq": None, "received_s_ago": None})
+        return {**received, "writing": self._ingest.healthy and not self._ingest.unexpected_error}
 
     def submit(self, payload: bytes) -> run_pb2.Commit:
         """Store a batch that came over HTTP; blocks until it is stored (or parked)."""

@@ -59,11 +59,23 @@ class ApiRunMeta(_Shape):
     client_version: str | None = None
 
 
+class ApiResume(_Shape):
+    """A session that continued a stored run (`init(..., resume=...)` or `id=`)."""
+
+    started_ms: float
+    after_step: int | None = Field(description=(
+        "The step the stored run had ended at when the session began (null: unknown, resumed offline)."))
+    back_to_step: int | None = Field(description=(
+        "The first step the session logged at or below `after_step`: its steps went back (null: they did not)."))
+
+
 class ApiRun(_Shape):
     """A run of `GET /api/v1/runs`."""
 
     project: str
-    run: str
+    run: str = Field(description="The run's identity: unique, e.g. the name and a random suffix (`lr=0.1-k3x9q2`).")
+    name: str = Field(description="The name the trainer gave the run; several runs may share it.")
+    resumes: list[ApiResume] = Field(description="Each time the run was resumed, oldest first.")
     state: RunState
     reason: str = Field(description="Exception type and message when failed.")
     started_ms: float | None
@@ -257,10 +269,16 @@ class ApiAlertsResponse(_Shape):
 # ---------------------------------------------------------------------------------------------- operations
 
 class ApiProducerBatches(_Shape):
-    """`GET /api/v1/producers/{producer}/batches`: the seq ranges (inclusive) of the producer's stored batches."""
+    """`GET /api/v1/producers/{producer}/batches`: the seq ranges (inclusive) of the producer's stored batches,
+    the newest it received and whether the writer stores now."""
 
     producer: str
     stored: list[list[int]]
+    received_last_seq: int | None = Field(description=(
+        "The newest seq received from the producer, stored or still being written (null: none since the bridge "
+        "started)."))
+    received_s_ago: float | None = Field(description="How long ago it came, in seconds (null: none).")
+    writing: bool = Field(description="The writer stores now: no store outage, no write failing unexpectedly.")
 
 
 class ApiParkedBatch(_Shape):
@@ -407,8 +425,8 @@ LiveMessage = TypeAliasType("LiveMessage", Annotated[
     Field(discriminator="type", description="A message the bridge pushes on `WS /api/v1/live`.")])
 
 HTTP_MODELS: tuple[type[BaseModel], ...] = (
-    ApiRunMeta, ApiRun, ApiRunsResponse, ApiMetric, ApiMetricsResponse, ApiMetricsManyResponse, ApiPoint,
-    ApiSeriesPoints, ApiSeriesResponse, ApiSeriesManyResponse, ApiColumnsAt, ApiSeriesColumnsHeader,
+    ApiRunMeta, ApiResume, ApiRun, ApiRunsResponse, ApiMetric, ApiMetricsResponse, ApiMetricsManyResponse,
+    ApiPoint, ApiSeriesPoints, ApiSeriesResponse, ApiSeriesManyResponse, ApiColumnsAt, ApiSeriesColumnsHeader,
     ApiSeriesManyColumnsHeader, ApiHistogram, ApiHistogramsResponse, ApiText, ApiTextsResponse, ApiAlertWindow,
     ApiAlert, ApiAlertsResponse, ApiParkedBatch, ApiParkedResponse, ApiReplayResponse, ApiHealth, ApiReadiness,
     ApiError, ApiRefusal, ApiProducerBatches)

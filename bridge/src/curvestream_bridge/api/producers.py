@@ -1,6 +1,9 @@
 """``GET /api/v1/producers/{producer}/batches``: which batches of a producer
-the store holds, as inclusive seq ranges. An import asks before it sends, so
-that a second import of the same files sends nothing and says so.
+the store holds, as inclusive seq ranges, the newest one received and whether
+the writer stores now. An import asks before it sends, so that a second import
+of the same files sends nothing and says so; a trainer's ``finish()`` that had
+no commit for a while asks whether the bridge is slow (it has the batches and
+writes) or gone; ``curvestream status`` asks so it never lists a stored batch.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ router = APIRouter(prefix="/api/v1", tags=["ingest"], dependencies=READ, respons
             responses={422: {"model": ApiError, "description": "Not the hex of a producer id"},
                        503: {"model": ApiError, "description": "The store is unavailable"}})
 async def stored_batches(api: Api, producer: str) -> Response:
-    """The producer's batches the store holds."""
+    """The producer's batches the store holds, the newest received, whether the writer stores."""
     try:
         producer_id = bytes.fromhex(producer)
     except ValueError:
         raise HTTPException(422, "producer must be the hex of a producer id") from None
     ranges = await in_thread(api.reader.stored_ranges, producer_id)
-    return answer({"producer": producer_id.hex(), "stored": [[first, last] for first, last in ranges]})
+    return answer({"producer": producer_id.hex(), "stored": [[first, last] for first, last in ranges],
+                   **api.receipt(producer_id)})

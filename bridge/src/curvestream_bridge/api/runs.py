@@ -24,9 +24,12 @@ router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=READ, responses
 
 @router.get("/runs", response_model=ApiRunsResponse)
 async def runs(request: Request, api: Api, project: str | None = None, tag: str | None = None,
-               group: str | None = None, state: str | None = None) -> Response:
+               group: str | None = None, state: str | None = None,
+               run_name: str | None = Query(None, alias="name",
+                                            description="Runs of this name (several runs may share one)."),
+               run: str | None = Query(None, description="The run of this identity.")) -> Response:
     records = await in_thread(api.reader.runs)
-    keep = _run_filter(request, project, tag, group, state)
+    keep = _run_filter(request, project, tag, group, state, run_name, run)
     wanted = [r for r in records if keep(r)]
     firing = api.firing_per_run()
     # a finished run whose tail is still in its trainer's spool: how many batches are missing
@@ -55,9 +58,11 @@ async def metrics_of_runs(api: Api, run: list[str] = Query(..., description=RUN_
 
 
 def _run_filter(request: Request, project: str | None, tag: str | None, group: str | None,
-                state: str | None) -> Callable[[RunRecord], bool]:
+                state: str | None, run_name: str | None = None, run: str | None = None
+                ) -> Callable[[RunRecord], bool]:
     """The runs list's filters, combined with AND; ``config.<key>=<value>`` compares the run's config."""
-    equal = {k: v for k, v in (("project", project), ("group", group), ("state", state)) if v is not None}
+    equal = {k: v for k, v in (("project", project), ("group", group), ("state", state), ("name", run_name),
+                                ("run", run)) if v is not None}
     config = {k[7:]: v for k, v in request.query_params.items() if k.startswith("config.")}
 
     def keep(r: RunRecord) -> bool:

@@ -69,8 +69,12 @@ def state_name(state: int) -> str:
 
 @dataclasses.dataclass
 class RunRecord:
+    """``run`` is the run's identity; ``name`` the name its trainer gave it, which
+    several runs may share (the identity when none was given or none is known yet)."""
+
     project: str
     run: str
+    name: str = ""
     state: str = "unknown"
     reason: str = ""
     started_ns: int = 0
@@ -84,10 +88,12 @@ class RunRecord:
     points: int = 0
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
     summary: dict[str, Any] = dataclasses.field(default_factory=dict)
+    resumes: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "project": self.project, "run": self.run, "state": self.state, "reason": self.reason,
+            "project": self.project, "run": self.run, "name": self.name or self.run, "resumes": self.resumes,
+            "state": self.state, "reason": self.reason,
             "started_ms": self.started_ns / 1e6 if self.started_ns else None,
             "updated_ms": self.updated_ns / 1e6 if self.updated_ns else None,
             "tags": self.tags, "group": self.group, "config": self.config, "host": self.host,
@@ -104,6 +110,7 @@ def meta_fields(meta: run_pb2.RunMeta) -> dict[str, Any]:
         "pid": meta.pid, "git_commit": meta.git_commit, "git_dirty": meta.git_dirty,
         "python_version": meta.python_version, "frameworks": dict(meta.frameworks),
         "data_version": meta.data_version, "client_version": meta.client_version,
+        "name": meta.name, "resumes": [resume_json(r) for r in meta.resumes],
     }
 
 
@@ -115,8 +122,17 @@ def _json_object(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"value": value}
 
 
+def resume_json(resume: run_pb2.Resume) -> dict[str, Any]:
+    """A session that continued the run: when it started, the step the stored run had
+    ended at (None: unknown, resumed offline) and, when the session's steps went back
+    to or below it, the first such step (else None)."""
+    return {"started_ms": resume.started_ns / 1e6,
+            "after_step": resume.after_step if resume.after_step_known else None,
+            "back_to_step": resume.back_to_step if resume.went_back else None}
+
+
 def record_from_meta(project: str, run: str, fields: dict[str, Any] | None) -> RunRecord:
-    rec = RunRecord(project, run)
+    rec = RunRecord(project, run, name=(fields or {}).get("name") or run)
     if fields:
         rec.config = fields.get("config", {})
         rec.summary = fields.get("summary", {})
@@ -126,6 +142,7 @@ def record_from_meta(project: str, run: str, fields: dict[str, Any] | None) -> R
         rec.host = fields.get("host", "")
         rec.git_commit = fields.get("git_commit", "")
         rec.git_dirty = fields.get("git_dirty", False)
+        rec.resumes = fields.get("resumes") or []
         rec.meta = {k: fields.get(k) for k in ("pid", "python_version", "frameworks", "data_version",
                                                  "client_version")}
     return rec

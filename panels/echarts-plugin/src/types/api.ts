@@ -30,10 +30,24 @@ export interface ApiRunMeta {
   client_version?: string | null;
 }
 
+/** A session that continued a stored run (`init(..., resume=...)` or `id=`). */
+export interface ApiResume {
+  started_ms: number;
+  /** The step the stored run had ended at when the session began (null: unknown, resumed offline). */
+  after_step: number | null;
+  /** The first step the session logged at or below `after_step`: its steps went back (null: they did not). */
+  back_to_step: number | null;
+}
+
 /** A run of `GET /api/v1/runs`. */
 export interface ApiRun {
   project: string;
+  /** The run's identity: unique, e.g. the name and a random suffix (`lr=0.1-k3x9q2`). */
   run: string;
+  /** The name the trainer gave the run; several runs may share it. */
+  name: string;
+  /** Each time the run was resumed, oldest first. */
+  resumes: ApiResume[];
   state: RunState;
   /** Exception type and message when failed. */
   reason: string;
@@ -274,10 +288,19 @@ export interface ApiRefusal {
   reason: string;
 }
 
-/** `GET /api/v1/producers/{producer}/batches`: the seq ranges (inclusive) of the producer's stored batches. */
+/**
+ * `GET /api/v1/producers/{producer}/batches`: the seq ranges (inclusive) of the producer's stored batches,
+ * the newest it received and whether the writer stores now.
+ */
 export interface ApiProducerBatches {
   producer: string;
   stored: number[][];
+  /** The newest seq received from the producer, stored or still being written (null: none since the bridge started). */
+  received_last_seq: number | null;
+  /** How long ago it came, in seconds (null: none). */
+  received_s_ago: number | null;
+  /** The writer stores now: no store outage, no write failing unexpectedly. */
+  writing: boolean;
 }
 
 export interface LiveSubscription {
