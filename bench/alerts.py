@@ -42,7 +42,7 @@ KEYS = ["train/loss", "val/loss", "acc", "lr", "grad_norm", "epoch", "throughput
 
 
 def ingest_rate(mqtt_url: str, spool: pathlib.Path, points: int) -> float:
-    run = curvestream.init(project="bench", run=f"alerts {time.time_ns()}", mqtt_url=mqtt_url, bridge_url="",
+    run = curvestream.init(project="bench", id=f"alerts {time.time_ns()}", mqtt_url=mqtt_url, bridge_url="",
                            spool_dir=str(spool), spool_max_bytes=32 * 1024**3, finish_timeout_ms=900_000,
                            mqtt_protocol="3.1.1")
     wait_until(lambda: run.link.connected, 30, "the trainer's MQTT connection")
@@ -116,7 +116,7 @@ def webhook_latency(tmpdir: pathlib.Path, events: int) -> None:
                            alert_webhook_url=hook.url)
     bridge.start()
     try:
-        with curvestream.init(project="bench", run="webhook latency", mqtt_url=mosq.url, bridge_url=bridge.url,
+        with curvestream.init(project="bench", id="webhook latency", mqtt_url=mosq.url, bridge_url=bridge.url,
                               spool_dir=str(tmpdir / "spool-hook"), flush_interval_ms=50) as run:
             step = 0
             for _ in range(events):

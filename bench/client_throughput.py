@@ -51,7 +51,7 @@ def main() -> None:
         bridge.start()
         try:
             base = rss_mb()
-            run = curvestream.init(project="bench", run="throughput", mqtt_url=broker.url, bridge_url="",
+            run = curvestream.init(project="bench", id="throughput", mqtt_url=broker.url, bridge_url="",
                                    spool_dir=str(tmpdir / "spool"), spool_max_bytes=16 * 1024**3,
                                    finish_timeout_ms=600_000)
             values = {f"metric/{k}": 0.5 for k in range(args.keys)}

@@ -34,7 +34,7 @@ T = TypeVar("T")
 TRAINER = textwrap.dedent("""
     import sys
     import curvestream
-    run = curvestream.init(project="tail", run="r1", mqtt_url=sys.argv[1], bridge_url="", spool_dir=sys.argv[2],
+    run = curvestream.init(project="tail", id="r1", mqtt_url=sys.argv[1], bridge_url="", spool_dir=sys.argv[2],
                            finish_timeout_ms=int(sys.argv[4]), spool_max_bytes=8 * 1024**3)
     for step in range(int(sys.argv[3])):
         run.log({"loss": 1.0 / (step + 1), "acc": step * 1e-6, "lr": 0.1}, step=step)

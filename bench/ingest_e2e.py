@@ -43,7 +43,7 @@ KEYS = 8
 
 def stream(mqtt_url: str, spool: pathlib.Path, points: int, **settings: object) -> float:
     values = {f"metric/{k}": 0.25 * k for k in range(KEYS)}
-    run = curvestream.init(project="bench", run=f"ingest {time.time_ns()}", mqtt_url=mqtt_url, bridge_url="",
+    run = curvestream.init(project="bench", id=f"ingest {time.time_ns()}", mqtt_url=mqtt_url, bridge_url="",
                            spool_dir=str(spool), spool_max_bytes=32 * 1024**3, finish_timeout_ms=900_000,
                            **settings)
     wait_until(lambda: run.link.connected, 30, "the trainer's MQTT connection")

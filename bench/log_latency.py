@@ -61,7 +61,7 @@ def main() -> None:
 
     results = [row("floor: time_ns() + deque.append", measure(floor, n))]
     with tempfile.TemporaryDirectory() as spool:
-        run = curvestream.init(project="bench", run="latency", mode="offline", spool_dir=spool,
+        run = curvestream.init(project="bench", id="latency", mode="offline", spool_dir=spool,
                                spool_max_bytes=8 * 1024**3)
         results.append(row("curvestream run.log({'loss': x}, step=i)",
                            measure(lambda i: run.log({"loss": 0.5}, step=i), n)))

@@ -50,7 +50,7 @@ def trainer(mqtt_url: str, bridge_url: str, spool: str, run_name: str, points: i
     ``points`` points, one every ``interval_ms``, each valued at its log() wall time."""
     import curvestream
 
-    run = curvestream.init(project=PROJECT, run=run_name, mqtt_url=mqtt_url, bridge_url=bridge_url,
+    run = curvestream.init(project=PROJECT, id=run_name, mqtt_url=mqtt_url, bridge_url=bridge_url,
                            spool_dir=spool, flush_interval_ms=flush_ms)
     wait_until(lambda: run.link.connected, 30, "the trainer's MQTT connection")
     for step in range(WARMUP):

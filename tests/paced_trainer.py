@@ -65,7 +65,7 @@ def main() -> None:
         each = dict(settings)
         if args.runs > 1 and "spool_dir" in each:
             each["spool_dir"] = os.path.join(each["spool_dir"], str(j))
-        runs.append(curvestream.init(project=args.project, run=name, **each))
+        runs.append(curvestream.init(project=args.project, id=name, **each))
     steps_per_s = args.rate / len(KEYS)
     chunk_s = 0.02
     steps_per_chunk = max(1, round(steps_per_s * chunk_s))

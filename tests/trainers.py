@@ -19,6 +19,8 @@ class TrainerThread(threading.Thread):
         super().__init__(name="test-trainer", daemon=True)
         self.n, self.values, self.chunk, self.pause_s = n, values, chunk, pause_s
         self.init_kw = {"ack_timeout_ms": 3000, "finish_timeout_ms": 180_000, **init}
+        if "run" in self.init_kw and "id" not in self.init_kw:  # the tests look the run up by this identity
+            self.init_kw["id"] = self.init_kw.pop("run")
         self.logged = 0
         self.error: BaseException | None = None
         self.report = None

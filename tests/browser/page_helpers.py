@@ -27,7 +27,7 @@ def duckdb_bridge(bridge_factory: Any, tmp_path: Any, broker: Any) -> Any:
 
 def start_run(broker: Any, bridge: Any, spool_dir: Any, project: str, name: str, **kwargs: Any) -> Any:
     """A real client run streaming over the broker into the bridge."""
-    return curvestream.init(project=project, run=name, mqtt_url=broker.url, bridge_url=bridge.url,
+    return curvestream.init(project=project, id=name, mqtt_url=broker.url, bridge_url=bridge.url,
                             spool_dir=str(spool_dir), **kwargs)
 
 

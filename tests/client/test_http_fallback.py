@@ -128,3 +128,12 @@ def test_nothing_listening_is_retryable():
     with pytest.raises(Retryable, match="127.0.0.1:1 unreachable"):
         BridgeHttp("http://127.0.0.1:1", timeout_s=1).ingest(b"b")
 
+
+def test_get_json_reads_with_the_read_token_and_a_failure_is_retryable(bridge, client):
+    bridge.will_answer(200, {"Content-Type": "application/json"}, b'{"runs": []}')
+    bridge.will_answer(503, {}, b'{"detail": "store unavailable"}')
+    assert client.get_json("/api/v1/runs", read_token="r-token") == {"runs": []}
+    assert bridge.seen[0]["headers"]["Authorization"] == "Bearer r-token"
+    with pytest.raises(Retryable, match="503 store unavailable"):
+        client.get_json("/api/v1/runs")
+    assert bridge.seen[1]["headers"]["Authorization"] == "Bearer w-token"

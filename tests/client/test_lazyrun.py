@@ -1,5 +1,5 @@
 """The run behind the framework integrations: started on first use, finished
-with the framework's word for the outcome, started again under the same name
+with the framework's word for the outcome, started again as the same run
 (config carried along) when the framework logs after finishing."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def test_framework_outcomes_map_to_run_statuses():
     assert (STATUS_OF["success"], STATUS_OF["finished"], STATUS_OF["failed"]) == ("finished", "finished", "failed")
 
 
-def test_logging_after_finish_continues_under_the_same_name_with_the_config(spool_dir):
+def test_logging_after_finish_continues_the_same_run_with_the_config(spool_dir):
     lazy = LazyRun("p", "r", config={"a": 1}, mode="offline", spool_dir=str(spool_dir))
     assert not lazy.started
     first = lazy.get()
@@ -24,7 +24,8 @@ def test_logging_after_finish_continues_under_the_same_name_with_the_config(spoo
     lazy.finish("success")
     assert first._report is not None and not lazy.started
     again = lazy.get()
-    assert again is not first and (again.project, again.name) == ("p", "r")
+    assert again is not first and (again.project, again.name, again.display_name) == ("p", first.name, "r")
+    assert first.name.startswith("r-") and first.display_name == "r"
     assert again.config == {"a": 1, "b": 2}
     lazy.finish("failed")
     lazy.finish("failed")  # nothing left to finish: harmless

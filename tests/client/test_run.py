@@ -41,7 +41,7 @@ def _points(batches: list[batch_pb2.Batch]) -> dict[str, list[tuple[int, int, fl
 
 
 def _offline(spool_dir, **kw) -> curvestream.Run:
-    return curvestream.init(project="unit", run=kw.pop("run", "r"), mode="offline", spool_dir=str(spool_dir), **kw)
+    return curvestream.init(project="unit", id=kw.pop("run", "r"), mode="offline", spool_dir=str(spool_dir), **kw)
 
 
 def test_offline_run_spools_every_point_with_steps_times_and_non_finite_values(spool_dir):

@@ -21,7 +21,7 @@ def spooled_or_dropped(run: curvestream.Run, n: int) -> None:
 
 def test_a_spool_on_a_full_disk_keeps_log_returning_and_counts_every_point_it_could_not_keep(small_disk):
     spool_dir = small_disk.path / "spool"
-    run = curvestream.init(project="unit", run="full disk", mode="offline", spool_dir=str(spool_dir),
+    run = curvestream.init(project="unit", id="full disk", mode="offline", spool_dir=str(spool_dir),
                            max_batch_points=2000, flush_interval_ms=20)
     for i in range(20_000):
         run.log({"loss": float(i)}, step=i)
@@ -53,7 +53,7 @@ def test_a_spool_on_a_full_disk_keeps_log_returning_and_counts_every_point_it_co
 
 
 def test_a_run_that_lost_nothing_leaves_no_loss_record(spool_dir):
-    run = curvestream.init(project="unit", run="fine", mode="offline", spool_dir=str(spool_dir))
+    run = curvestream.init(project="unit", id="fine", mode="offline", spool_dir=str(spool_dir))
     run.log({"loss": 1.0})
     assert run.finish().points_dropped_spool_full == 0  # offline: the batch waits in the spool
     assert read_losses(spool_dir) == [] and not (spool_dir / "losses").exists()
@@ -70,7 +70,7 @@ def test_the_empty_loss_record_of_a_run_that_died_is_removed_by_the_next_status(
 
 def test_with_spool_full_block_a_full_disk_makes_the_recorder_wait_and_loses_nothing(small_disk):
     spool_dir = small_disk.path / "spool"
-    run = curvestream.init(project="unit", run="block", mode="offline", spool_dir=str(spool_dir),
+    run = curvestream.init(project="unit", id="block", mode="offline", spool_dir=str(spool_dir),
                            spool_full="block", max_batch_points=2000, flush_interval_ms=20)
     small_disk.fill()
     for i in range(10_000):

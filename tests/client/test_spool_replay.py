@@ -46,7 +46,7 @@ def _left_by_a_killed_trainer(spool_dir: pathlib.Path, project: str, run: str, s
 
 
 def _offline_run(spool_dir: pathlib.Path, project: str, run: str, steps: int) -> None:
-    with curvestream.init(project=project, run=run, mode="offline", spool_dir=str(spool_dir)) as r:
+    with curvestream.init(project=project, id=run, mode="offline", spool_dir=str(spool_dir)) as r:
         for step in range(steps):
             r.log({"x": float(step)}, step=step)
     assert r.finish().batches_left_in_spool > 0

@@ -76,7 +76,7 @@ def test_two_bridges_sharing_a_subscription_raise_and_deliver_every_alert_exactl
                 bridges[0].kill()
             losses = np.array([v for _, v in training()])
             want += expected(losses, run)
-            with curvestream.init(project="cluster", run=run, mqtt_url=mosquitto.url, bridge_url="",
+            with curvestream.init(project="cluster", id=run, mqtt_url=mosquitto.url, bridge_url="",
                                   spool_dir=str(tmp_path / run), max_batch_points=100, ack_timeout_ms=3000,
                                   finish_timeout_ms=120_000) as r:
                 for step, loss in enumerate(losses):

@@ -51,7 +51,7 @@ def test_a_bridge_killed_mid_patience_fires_the_plateau_once_at_the_same_step(mo
     reports = []
 
     def trainer() -> None:
-        with curvestream.init(project="crash", run="mid-patience", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+        with curvestream.init(project="crash", id="mid-patience", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                               spool_dir=str(tmp_path / "spool"), flush_interval_ms=50) as run:
             for step, loss in enumerate(losses):
                 run.log({"train/loss": float(loss)}, step=step)
@@ -99,7 +99,7 @@ def test_a_webhook_receiver_down_for_30_s_gets_the_alerts_afterwards_while_inges
     rules.write_text(PLATEAU)
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url, alert_rules=str(rules),
                             alert_webhook_url=f"http://127.0.0.1:{port}/hook")
-    with curvestream.init(project="down", run="nan", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+    with curvestream.init(project="down", id="nan", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                           spool_dir=str(tmp_path / "spool1")) as run:
         for step in range(100):
             run.log({"train/loss": float("nan") if step == 40 else 1.0}, step=step)
@@ -108,7 +108,7 @@ def test_a_webhook_receiver_down_for_30_s_gets_the_alerts_afterwards_while_inges
                30, "nonfinite to fire and resolve")
     went_down = time.monotonic()
     # ingest meanwhile: a run of 50,000 points is stored and committed in full
-    with curvestream.init(project="down", run="meanwhile", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+    with curvestream.init(project="down", id="meanwhile", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                           spool_dir=str(tmp_path / "spool2")) as busy:
         for step in range(50_000):
             busy.log({"acc": step / 50_000}, step=step)

@@ -70,7 +70,7 @@ def alerts_of(bridge, run: str, **params: str) -> list[dict]:
 def train(bridge, mosquitto, spool, run: str, gen, pace_s: float = 0.0, on_alert=None, until=None):
     """Log a training's losses; returns the logged values and the finished run."""
     losses = []
-    with curvestream.init(project=PROJECT, run=run, mqtt_url=mosquitto.url, bridge_url=bridge.url,
+    with curvestream.init(project=PROJECT, id=run, mqtt_url=mosquitto.url, bridge_url=bridge.url,
                           spool_dir=str(spool), flush_interval_ms=50) as r:
         if on_alert is not None:
             r.on_alert(on_alert(r))
@@ -189,7 +189,7 @@ def test_a_hung_training_thread_raises_stalled_then_resolves_when_it_resumes(bri
 TRAINER = textwrap.dedent("""
     import sys, time
     import curvestream
-    run = curvestream.init(project=sys.argv[1], run=sys.argv[2], mqtt_url=sys.argv[3], spool_dir=sys.argv[4],
+    run = curvestream.init(project=sys.argv[1], id=sys.argv[2], mqtt_url=sys.argv[3], spool_dir=sys.argv[4],
                            flush_interval_ms=50)
     for step in range(200):
         run.log({"train/loss": 1.0 / (step + 1)}, step=step)

@@ -23,7 +23,7 @@ def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
 def test_an_offline_run_waits_in_the_spool_and_sync_delivers_it_with_its_final_status(
         tmp_path, mosquitto, bridge_factory, spool_dir):
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
-    with curvestream.init(project="offline", run="on a plane", mode="offline", spool_dir=str(spool_dir)) as run:
+    with curvestream.init(project="offline", id="on a plane", mode="offline", spool_dir=str(spool_dir)) as run:
         for i in range(20_000):
             run.log({"x": float(i)}, step=i)
     assert run.finish().batches_left_in_spool > 0
@@ -45,10 +45,10 @@ def test_an_offline_run_waits_in_the_spool_and_sync_delivers_it_with_its_final_s
 def test_a_new_run_in_the_same_spool_directory_sends_the_leftovers_of_a_dead_one(
         tmp_path, mosquitto, bridge_factory, spool_dir):
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
-    with curvestream.init(project="leftovers", run="first", mode="offline", spool_dir=str(spool_dir)) as first:
+    with curvestream.init(project="leftovers", id="first", mode="offline", spool_dir=str(spool_dir)) as first:
         for i in range(5000):
             first.log({"x": float(i)}, step=i)
-    with curvestream.init(project="leftovers", run="second", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+    with curvestream.init(project="leftovers", id="second", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                           spool_dir=str(spool_dir)) as second:
         second.log({"x": 1.0}, step=0)
     assert second.finish().complete
@@ -95,14 +95,14 @@ def test_trainer_and_bridge_talk_over_tls_with_a_password(tmp_path, bridge_facto
     broker.start()
     try:
         bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", broker.url, mqtt_ca_file=str(broker.ca))
-        with curvestream.init(project="tls", run="r", mqtt_url=broker.url, mqtt_ca_file=str(broker.ca),
+        with curvestream.init(project="tls", id="r", mqtt_url=broker.url, mqtt_ca_file=str(broker.ca),
                               bridge_url="", spool_dir=str(spool_dir)) as run:
             for i in range(1000):
                 run.log({"x": float(i)}, step=i)
         assert run.finish().complete
         assert run.link.protocol_name == "5"
         wait_until(lambda: metric_counts(bridge.url, "tls", "r") == {"x": 1000}, 30, "points over TLS")
-        wrong = curvestream.init(project="tls", run="wrong password", bridge_url="", spool_dir=str(spool_dir),
+        wrong = curvestream.init(project="tls", id="wrong password", bridge_url="", spool_dir=str(spool_dir),
                                  mqtt_url=f"mqtts://trainer:nope@127.0.0.1:{broker.port}",
                                  mqtt_ca_file=str(broker.ca), finish_timeout_ms=2000)
         wrong.log({"x": 1.0})

@@ -90,7 +90,7 @@ def test_with_the_broker_down_points_arrive_over_http_then_over_mqtt_again(tmp_p
 TRAINER_SCRIPT = textwrap.dedent("""
     import sys, time
     import curvestream
-    run = curvestream.init(project="faults", run=sys.argv[1], mqtt_url=sys.argv[2], bridge_url="",
+    run = curvestream.init(project="faults", id=sys.argv[1], mqtt_url=sys.argv[2], bridge_url="",
                            spool_dir=sys.argv[3], flush_interval_ms=100)
     step = 0
     while True:

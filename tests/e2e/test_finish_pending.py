@@ -30,7 +30,7 @@ def _run_row(base: str, project: str, run: str) -> dict | None:
 def test_a_run_whose_tail_waits_in_the_spool_is_finished_but_pending_until_sync_delivers_it(
         influxd, mosquitto, bridge_factory, spool_dir):
     bridge = bridge_factory(influxd.store_url("tail"), mosquitto.url)
-    run = curvestream.init(project="tail", run="r1", mqtt_url=mosquitto.url, bridge_url="", spool_dir=str(spool_dir),
+    run = curvestream.init(project="tail", id="r1", mqtt_url=mosquitto.url, bridge_url="", spool_dir=str(spool_dir),
                            finish_timeout_ms=1500, max_batch_points=600, max_inflight_batches=4)
     for step in range(STEPS):
         run.log({k: step * (i + 1) * 0.5 for i, k in enumerate(KEYS)}, step=step)

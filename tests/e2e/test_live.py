@@ -68,13 +68,13 @@ def test_points_texts_histograms_and_status_are_pushed_to_subscribers(tmp_path, 
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
 
     def train() -> None:
-        with curvestream.init(project="live", run="pushed", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+        with curvestream.init(project="live", id="pushed", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                               spool_dir=str(spool_dir)) as run:
             for i in range(300):
                 run.log({"loss": 1.0 / (i + 1), "ignored": 0.0}, step=i)
             run.log_text("log", "halfway there", step=150, level=20)
             run.log_histogram("weights", np.arange(100.0), step=299)
-        with curvestream.init(project="live", run="not subscribed", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+        with curvestream.init(project="live", id="not subscribed", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                               spool_dir=str(spool_dir)) as other:
             other.log({"loss": 5.0}, step=0)
 
@@ -102,7 +102,7 @@ def test_a_trainer_flushes_sooner_while_a_page_watches_its_run_and_back_after(tm
 
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
     ws_url = bridge.url.replace("http://", "ws://") + "/api/v1/live"
-    with curvestream.init(project="live", run="watched", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+    with curvestream.init(project="live", id="watched", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                           spool_dir=str(spool_dir)) as run:
         assert run.recorder.flush_interval_s == 0.2  # the default
 

@@ -71,7 +71,7 @@ def test_a_trainer_account_streams_its_own_project_but_cannot_publish_into_anoth
         locked_broker, tmp_path, bridge_factory, spool_dir):
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", locked_broker.url_for(*BRIDGE))
     # the client's whole protocol works with the account: points, meta, status, Last Will, commits
-    with curvestream.init(project="mnist", run="r1", mqtt_url=locked_broker.url_for(*MNIST),
+    with curvestream.init(project="mnist", id="r1", mqtt_url=locked_broker.url_for(*MNIST),
                           spool_dir=str(spool_dir)) as run:
         for step in range(100):
             run.log({"loss": 1.0 / (step + 1)}, step=step)

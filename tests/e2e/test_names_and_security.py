@@ -38,7 +38,7 @@ def test_hostile_project_run_and_key_names_round_trip_exactly_through_mqtt_and_t
     keys = HOSTILE + [long_key]
     for i, project in enumerate(names):
         run_name = HOSTILE[(i + 4) % len(HOSTILE)]
-        with curvestream.init(project=project, run=run_name, mqtt_url=mosquitto.url, bridge_url=bridge.url,
+        with curvestream.init(project=project, id=run_name, mqtt_url=mosquitto.url, bridge_url=bridge.url,
                               spool_dir=str(spool_dir)) as run:
             for step in range(10):
                 run.log({k: float(step * (j + 1)) for j, k in enumerate(keys)}, step=step)
@@ -81,7 +81,7 @@ def test_read_and_write_tokens_guard_the_api(tmp_path, mosquitto, bridge_factory
     assert _status(ingest, "wr1te", b"\x00garbage") == 400
     assert _status(bridge.url + "/healthz") == 200
     # a trainer with the write token gets through the HTTP fallback
-    with curvestream.init(project="auth", run="r", mqtt_url="mqtt://127.0.0.1:1", bridge_url=bridge.url,
+    with curvestream.init(project="auth", id="r", mqtt_url="mqtt://127.0.0.1:1", bridge_url=bridge.url,
                           write_token="wr1te", fallback_after_ms=0, spool_dir=str(spool_dir)) as run:
         run.log({"x": 1.0}, step=0)
     assert run.finish().complete
@@ -104,7 +104,7 @@ def test_an_open_bridge_refuses_to_listen_beyond_loopback(tmp_path):
 
 def test_names_with_a_slash_work_in_api_paths(tmp_path, mosquitto, bridge_factory, spool_dir):
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
-    with curvestream.init(project="team/vision", run="exp/1 %2F", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+    with curvestream.init(project="team/vision", id="exp/1 %2F", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                           spool_dir=str(spool_dir)) as run:
         run.log({"a/b": 1.0}, step=0)
     path = "/api/v1/runs/" + urllib.parse.quote("team/vision", safe="") + "/" + \

@@ -36,7 +36,7 @@ def test_ten_thousand_points_over_three_metrics_arrive_exactly_in_influxdb_and_d
     losses = rng.random(n)
     losses[123] = math.nan
     losses[456] = math.inf
-    with curvestream.init(project=project, run=run_name, config={"lr": 0.1}, mqtt_url=mosquitto.url,
+    with curvestream.init(project=project, id=run_name, config={"lr": 0.1}, mqtt_url=mosquitto.url,
                           bridge_url=to_duckdb.url, spool_dir=str(spool_dir)) as run:
         for i in range(n):
             run.log({"loss": float(losses[i]), "accuracy": i / n, HOSTILE_KEY: -float(i)}, step=i)
@@ -79,7 +79,7 @@ def test_malformed_payloads_are_counted_and_valid_batches_keep_flowing(mosquitto
         pub.loop_stop()
         pub.disconnect()
     assert bridge.running
-    with curvestream.init(project="fuzz", run="after", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+    with curvestream.init(project="fuzz", id="after", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                           spool_dir=str(spool_dir)) as run:
         for i in range(1000):
             run.log({"x": float(i)}, step=i)

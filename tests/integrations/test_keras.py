@@ -31,13 +31,16 @@ def test_a_keras_fit_logs_batches_and_epochs_at_one_global_step(mosquitto, bridg
                                    spool_dir=str(spool_dir))
     model.fit(x, y, batch_size=8, epochs=EPOCHS, validation_data=(x, y), verbose=0, callbacks=[callback])
 
-    wait_until(lambda: run_state(bridge.url, "keras", "dense") == "finished", 60, "the run to finish")
-    counts = metric_counts(bridge.url, "keras", "dense")
+    (identity,) = [r["run"] for r in get_json(bridge.url, "/api/v1/runs", project="keras")["runs"]
+                   if r["name"] == "dense"]  # a new run under the name given: its identity has a suffix
+    assert identity.startswith("dense-")
+    wait_until(lambda: run_state(bridge.url, "keras", identity) == "finished", 60, "the run to finish")
+    counts = metric_counts(bridge.url, "keras", identity)
     assert counts["batch/loss"] == counts["batch/mae"] == EPOCHS * BATCHES
     assert counts["epoch/loss"] == counts["epoch/val_loss"] == counts["epoch"] == EPOCHS
-    series = lambda key: get_json(bridge.url, run_path("keras", "dense") + "/series", key=key)["points"]  # noqa: E731
+    series = lambda key: get_json(bridge.url, run_path("keras", identity) + "/series", key=key)["points"]  # noqa: E731
     assert series("batch/loss")["step"] == list(range(1, EPOCHS * BATCHES + 1))  # never restarts at an epoch
     epochs = series("epoch")
     assert epochs["step"] == [BATCHES * (e + 1) for e in range(EPOCHS)] and epochs["y"] == [0.0, 1.0, 2.0]
-    (run,) = [r for r in get_json(bridge.url, "/api/v1/runs")["runs"] if r["run"] == "dense"]
+    (run,) = [r for r in get_json(bridge.url, "/api/v1/runs")["runs"] if r["run"] == identity]
     assert run["config"]["fit"]["epochs"] == EPOCHS and run["config"]["optimizer"]["learning_rate"] == pytest.approx(0.01)

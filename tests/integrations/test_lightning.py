@@ -74,9 +74,9 @@ def _trainer(lightning: object, logger: object, root, **kw) -> object:  # noqa: 
 def test_a_lightning_fit_logs_metrics_hyperparameters_checkpoints_and_finishes(
         mosquitto, bridge_factory, spool_dir, tmp_path):
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
-    logger = CurvestreamLogger(project="lightning", run="tiny-mlp", mqtt_url=mosquitto.url, bridge_url=bridge.url,
-                               spool_dir=str(spool_dir))
-    assert (logger.name, logger.version) == ("lightning", "tiny-mlp")
+    logger = CurvestreamLogger(project="lightning", run="tiny-mlp", version="tiny-mlp", mqtt_url=mosquitto.url,
+                               bridge_url=bridge.url, spool_dir=str(spool_dir))
+    assert (logger.name, logger.version) == ("lightning", "tiny-mlp")  # version=: the run's identity, as given
     _trainer(L, logger, tmp_path).fit(_module(L.LightningModule), _data(), _data())
 
     wait_until(lambda: run_state(bridge.url, "lightning", "tiny-mlp") == "finished", 60, "the run to finish")
@@ -96,7 +96,7 @@ def test_a_lightning_fit_logs_metrics_hyperparameters_checkpoints_and_finishes(
 
 def test_a_lightning_fit_that_raises_ends_the_run_as_failed(mosquitto, bridge_factory, spool_dir, tmp_path):
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
-    logger = CurvestreamLogger(project="lightning", run="diverges", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+    logger = CurvestreamLogger(project="lightning", id="diverges", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                                spool_dir=str(spool_dir))
     with pytest.raises(RuntimeError, match="loss diverged"):
         _trainer(L, logger, tmp_path).fit(_module(L.LightningModule, fail_at=5), _data(), _data())
@@ -109,6 +109,7 @@ def test_a_fabric_loop_logs_without_steps_and_with_namespace_hyperparameters(
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
     logger = CurvestreamLogger(project="fabric", run="loop", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                                spool_dir=str(spool_dir))
+    assert logger.version.startswith("loop-")  # a new run each time, as Lightning makes a new version
     fabric = L.Fabric(accelerator="cpu", devices=1, loggers=[logger])
     model = nn.Linear(4, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -123,10 +124,11 @@ def test_a_fabric_loop_logs_without_steps_and_with_namespace_hyperparameters(
     fabric.log("done", 1.0, step=100)
     logger.finalize("success")
 
-    wait_until(lambda: run_state(bridge.url, "fabric", "loop") == "finished", 60, "the run to finish")
-    loss = get_json(bridge.url, run_path("fabric", "loop") + "/series", key="loss")["points"]
+    wait_until(lambda: run_state(bridge.url, "fabric", logger.version) == "finished", 60, "the run to finish")
+    loss = get_json(bridge.url, run_path("fabric", logger.version) + "/series", key="loss")["points"]
     assert loss["step"] == list(range(BATCHES))
-    (run,) = [r for r in get_json(bridge.url, "/api/v1/runs")["runs"] if r["run"] == "loop"]
+    (run,) = [r for r in get_json(bridge.url, "/api/v1/runs")["runs"] if r["name"] == "loop"]
+    assert run["run"] == logger.version
     assert run["config"] == {"lr": 0.1, "schedule/warmup": 2}
 
 
@@ -135,7 +137,7 @@ def test_the_pytorch_lightning_namespace_has_its_own_logger(mosquitto, bridge_fa
     from curvestream.pytorch_lightning import CurvestreamLogger as PlLogger
 
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
-    logger = PlLogger(project="pl", run="tiny", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+    logger = PlLogger(project="pl", id="tiny", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                       spool_dir=str(spool_dir))
     assert isinstance(logger, pl.loggers.Logger)
     _trainer(pl, logger, tmp_path).fit(_module(pl.LightningModule), _data(), _data())

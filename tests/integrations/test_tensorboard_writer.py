@@ -75,12 +75,12 @@ def test_torch_event_files_read_back_equal_what_curvestream_stored(mosquitto, br
     torch_dir = tmp_path / "tb" / "exp"
     ours = SummaryWriter(str(tmp_path / "cs" / "exp"), mqtt_url=mosquitto.url, bridge_url=bridge.url,
                          spool_dir=str(spool_dir))
-    assert (ours.run.project, ours.run.name) == ("cs", "exp")
+    assert (ours.run.project, ours.run.display_name) == ("cs", "exp") and ours.run.name.startswith("exp-")
     assert ours.get_logdir() == ours.log_dir == str(tmp_path / "cs" / "exp")
     hparams = _log_both([TorchWriter(str(torch_dir)), ours], time.time())
 
     tb = read_run(str(torch_dir))
-    project, run = "cs", "exp"
+    project, run = "cs", ours.run.name
     wait_until(lambda: run_state(bridge.url, project, run) == "finished", 60, "the run to finish")
     for key in ("train/loss", "lr"):
         assert len(tb["scalars"][key]) == STEPS
@@ -107,6 +107,7 @@ def test_torch_event_files_read_back_equal_what_curvestream_stored(mosquitto, br
     (hp_dir,) = [d for d in torch_dir.iterdir() if d.is_dir() and not d.name.startswith("losses_")]
     tb_hp = read_run(str(hp_dir))
     assert tb_hp["hparams"] == hparams == runs[(project, run)]["config"]
+    assert runs[(project, f"{run}/losses_train")]["name"] == "exp/losses_train"
     (accuracy,) = _points(bridge.url, project, run, "hparam/accuracy")
     (tb_accuracy,) = tb_hp["scalars"]["hparam/accuracy"]
     assert (accuracy[0], accuracy[2]) == (tb_accuracy[0], pytest.approx(tb_accuracy[2]))
@@ -121,8 +122,8 @@ def test_tee_writes_real_event_files_with_the_same_wall_times(mosquitto, bridge_
             writer.add_scalar("loss", 1 / (step + 1), step)
         writer.add_image("picture", np.zeros((3, 4, 4)), 0)  # goes to the event file only
     tb = read_run(str(log_dir))
-    wait_until(lambda: run_state(bridge.url, "runs", "teed") == "finished", 60, "the run to finish")
-    _same_points(_points(bridge.url, "runs", "teed", "loss"), tb["scalars"]["loss"])
+    wait_until(lambda: run_state(bridge.url, "runs", writer.run.name) == "finished", 60, "the run to finish")
+    _same_points(_points(bridge.url, "runs", writer.run.name, "loss"), tb["scalars"]["loss"])
 
 
 def test_methods_curvestream_does_not_store_warn_once_each_and_change_nothing(spool_dir, tmp_path, caplog):
@@ -138,14 +139,15 @@ def test_methods_curvestream_does_not_store_warn_once_each_and_change_nothing(sp
         writer.add_nonsense("x", 1)  # type: ignore[attr-defined]
 
 
-def test_tensorboardx_constructor_names_the_run_from_logdir(spool_dir, tmp_path):
+def test_tensorboardx_constructor_names_the_run_from_logdir_each_writer_a_new_run(spool_dir, tmp_path):
     with SummaryWriter(logdir=str(tmp_path / "experiments" / "lr=0.1"), comment="x", purge_step=None, max_queue=5,
                        flush_secs=30, filename_suffix=".v2", write_to_disk=False, mode="offline",
                        spool_dir=str(spool_dir)) as writer:
-        assert (writer.run.project, writer.run.name) == ("experiments", "lr=0.1")
+        assert (writer.run.project, writer.run.display_name) == ("experiments", "lr=0.1")
+        assert writer.run.name.startswith("lr=0.1-")
         assert writer.logdir == writer.get_logdir() == str(tmp_path / "experiments" / "lr=0.1")
     named = SummaryWriter(str(tmp_path / "a" / "b"), project="p", run="r", mode="offline", spool_dir=str(spool_dir))
-    assert (named.run.project, named.run.name) == ("p", "r")
+    assert (named.run.project, named.run.display_name) == ("p", "r") and named.run.name.startswith("r-")
     named.close()
 
 
@@ -156,4 +158,4 @@ def test_a_block_that_raises_finishes_the_run_as_failed(mosquitto, bridge_factor
                            spool_dir=str(spool_dir)) as writer:
             writer.add_scalar("loss", 1.0, 0)
             raise RuntimeError("diverged")
-    wait_until(lambda: run_state(bridge.url, "runs", "boom") == "failed", 60, "the run to be failed")
+    wait_until(lambda: run_state(bridge.url, "runs", writer.run.name) == "failed", 60, "the run to be failed")

@@ -41,23 +41,26 @@ def test_a_trainer_with_evaluation_sends_train_and_eval_keys_config_and_final_st
     args = transformers.TrainingArguments(
         output_dir=str(tmp_path / "out"), max_steps=STEPS, per_device_train_batch_size=4,
         per_device_eval_batch_size=4, logging_steps=2, eval_strategy="steps", eval_steps=4, save_strategy="no",
-        report_to="none", use_cpu=True, disable_tqdm=True, learning_rate=1e-3, seed=0)
-    callback = CurvestreamCallback(project="hf", run="gpt2-tiny", mqtt_url=mosquitto.url, bridge_url=bridge.url,
+        report_to="none", use_cpu=True, disable_tqdm=True, learning_rate=1e-3, seed=0, run_name="gpt2-tiny")
+    callback = CurvestreamCallback(project="hf", mqtt_url=mosquitto.url, bridge_url=bridge.url,
                                    spool_dir=str(spool_dir))
     trainer = transformers.Trainer(model=model, args=args, train_dataset=_Tokens(32), eval_dataset=_Tokens(8),
                                    callbacks=[callback])
     trainer.train()
 
-    wait_until(lambda: run_state(bridge.url, "hf", "gpt2-tiny") == "finished", 60, "the run to finish")
-    counts = metric_counts(bridge.url, "hf", "gpt2-tiny")
+    (identity,) = [r["run"] for r in get_json(bridge.url, "/api/v1/runs", project="hf")["runs"]
+                   if r["name"] == "gpt2-tiny"]  # named by run_name, a new run with its own identity
+    assert identity.startswith("gpt2-tiny-")
+    wait_until(lambda: run_state(bridge.url, "hf", identity) == "finished", 60, "the run to finish")
+    counts = metric_counts(bridge.url, "hf", identity)
     assert counts["train/loss"] == STEPS // 2
     assert counts["eval/loss"] == STEPS // 4
     assert "train/learning_rate" in counts and "train/train_runtime" in counts
-    steps = get_json(bridge.url, run_path("hf", "gpt2-tiny") + "/series", key="train/loss")["points"]["step"]
+    steps = get_json(bridge.url, run_path("hf", identity) + "/series", key="train/loss")["points"]["step"]
     assert steps == [2, 4, 6, 8]
-    eval_steps = get_json(bridge.url, run_path("hf", "gpt2-tiny") + "/series", key="eval/loss")["points"]["step"]
+    eval_steps = get_json(bridge.url, run_path("hf", identity) + "/series", key="eval/loss")["points"]["step"]
     assert eval_steps == [4, 8]
-    (run,) = [r for r in get_json(bridge.url, "/api/v1/runs")["runs"] if r["run"] == "gpt2-tiny"]
+    (run,) = [r for r in get_json(bridge.url, "/api/v1/runs")["runs"] if r["run"] == identity]
     cfg = run["config"]
     assert (cfg["n_embd"], cfg["vocab_size"], cfg["model_type"]) == (16, 64, "gpt2")  # the model's config
     assert (cfg["max_steps"], cfg["learning_rate"], cfg["logging_steps"]) == (STEPS, 1e-3, 2)  # the arguments

@@ -55,7 +55,7 @@ def test_importing_the_client_installs_its_hooks_only_when_a_run_starts(tmp_path
         import curvestream
         assert sys.excepthook is original_excepthook
         assert ours() == []
-        run = curvestream.init(project="p", run="r", mode="offline", spool_dir="{tmp_path / 'spool'}")
+        run = curvestream.init(project="p", id="r", mode="offline", spool_dir="{tmp_path / 'spool'}")
         assert sys.excepthook is not original_excepthook
         assert ours() == ["curvestream.process_hooks"], ours()
         run.finish()

@@ -9,18 +9,23 @@
 ``log()`` only enqueues. A background thread batches points into columnar
 protobuf, appends them to a crash-safe spool and publishes them over MQTT;
 nothing leaves the spool until the bridge has stored it.
+
+Each ``init()`` starts a new run, even under a name used before (its identity
+is the name and a random suffix); ``resume="allow"`` or ``"must"`` continues
+the newest run of that name instead, ``id=`` a run of that identity
+(:mod:`curvestream.identity`).
 """
 
 from __future__ import annotations
 
-import datetime
-import secrets
 from typing import Any, Iterable, Mapping
 
 from curvestream.alerts import Alert
 from curvestream.api import Api, ApiError, ApiRun
 from curvestream.current import current_run, make_current
 from curvestream.handler import LogHandler
+from curvestream.identity import resolve
+from curvestream.meta import normalize_config
 from curvestream.run import FinishReport, Run
 from curvestream.settings import Settings
 from curvestream.version import __version__
@@ -33,6 +38,8 @@ def init(
     project: str,
     run: str | None = None,
     *,
+    id: str | None = None,  # noqa: A002 - the word users know from other trackers
+    resume: str | None = None,
     config: Any = None,
     tags: Iterable[str] = (),
     group: str = "",
@@ -43,7 +50,13 @@ def init(
 ) -> Run:
     """Start a run and make it the current one for ``curvestream.log``.
 
-    ``run`` defaults to a time-stamped name. ``config`` may be a dict, a
+    ``run`` is the run's name; each call makes a new run (identity
+    ``NAME-xxxxxx``, see ``Run.id``) unless ``resume="allow"`` (the newest run of
+    that name if there is one, else a new one) or ``resume="must"`` (that run,
+    else an error) asks the bridge for the run to continue, or ``id=`` names the
+    identity itself (continued if stored). A resumed run's implicit steps go on
+    after the stored run's last step. ``run`` defaults to a time-stamped name,
+    which is its own identity. ``config`` may be a dict, a
     dataclass, an ``argparse.Namespace`` or a pydantic model (validated here,
     before anything is sent). Any :class:`Settings` field may be given as a
     keyword (``flush_interval_ms=100``); the rest come from ``CURVESTREAM_*``.
@@ -54,10 +67,10 @@ def init(
         import dataclasses
 
         settings = dataclasses.replace(settings, **({"mode": mode} if mode else {}), **setting_overrides)
-    if run is None:
-        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        run = f"{stamp}-{secrets.token_hex(2)}"
-    new = Run(project, run, config=config, tags=tags, group=group, data_version=data_version, settings=settings)
+    config = normalize_config(config)  # a bad config fails here, before the bridge is asked anything
+    identity = resolve(project, run, settings, id=id, resume=resume)
+    new = Run(project, identity.id, config=config, tags=tags, group=group, data_version=data_version,
+              settings=settings, identity=identity)
     make_current(new)
     return new
 
@@ -88,7 +101,6 @@ def finish(status: str = "finished", reason: str = "") -> FinishReport | None:
     return run.finish(status, reason) if run is not None else None
 
 
-# Silence "No handlers could be found" noise in programs that configure no logging.
-import logging as _logging  # noqa: E402
-
-_logging.getLogger("curvestream").addHandler(_logging.NullHandler())
+# No NullHandler: in a program that configures no logging, the client's warnings
+# (data left in the spool, an unreachable broker or bridge) reach stderr through
+# Python's last-resort handler; a program that configures logging gets them there.

@@ -77,13 +77,20 @@ class BridgeHttp:
             raise Retryable(f"bridge answered {status}: {reason}", _retry_after(headers.get("retry-after")))
         raise Permanent(f"bridge rejected the batch ({status}): {reason}")
 
-    def _request(self, method: str, path: str, body: bytes | None,
-                 content_type: str | None) -> tuple[int, dict[str, str], bytes]:
+    def get_json(self, path: str, read_token: str = "") -> object:
+        status, _, body = self._request("GET", path, None, None, token=read_token or self._token)
+        if status != 200:
+            raise Retryable(f"GET {path}: {status} {_reason(body)}")
+        return json.loads(body)
+
+    def _request(self, method: str, path: str, body: bytes | None, content_type: str | None,
+                 token: str | None = None) -> tuple[int, dict[str, str], bytes]:
         headers = {}
         if content_type:
             headers["Content-Type"] = content_type
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
+        token = self._token if token is None else token
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         for attempt in (1, 2):  # a kept-alive connection the server closed: one fresh retry
             conn = self._connection()
             try:

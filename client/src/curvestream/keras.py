@@ -33,11 +33,12 @@ def _numbers(prefix: str, logs: Mapping[str, Any] | None) -> dict[str, Any]:
 
 class CurvestreamCallback(keras.callbacks.Callback):
     def __init__(self, project: str = "keras", run: str | None = None, *, config: Any = None,
-                 tags: Iterable[str] = (), group: str = "", settings: Settings | None = None,
+                 tags: Iterable[str] = (), group: str = "", id: str | None = None,  # noqa: A002
+                 resume: str | None = None, settings: Settings | None = None,
                  log_batches: bool = True, **setting_overrides: Any) -> None:
         super().__init__()
-        self._lazy = LazyRun(project, run, config=config, tags=tags, group=group, settings=settings,
-                             **setting_overrides)
+        self._lazy = LazyRun(project, run, id=id, resume=resume, config=config, tags=tags, group=group,
+                             settings=settings, **setting_overrides)
         self.log_batches = log_batches
         self.global_step = 0
 

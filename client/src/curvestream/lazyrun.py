@@ -1,15 +1,19 @@
 """The run behind a framework integration (Lightning logger, Transformers and
 Keras callbacks): started on first use, finished with a status, and started
-again under the same name if the framework logs after finishing (``trainer.fit``
+again as the same run if the framework logs after finishing (``trainer.fit``
 then ``trainer.test``), carrying the config along.
+
+Like ``curvestream.init()``, each integration object makes a new run (identity
+``NAME-xxxxxx``) unless given ``resume=`` or ``id=`` (:mod:`curvestream.identity`);
+the identity is chosen on first use.
 """
 
 from __future__ import annotations
 
-import datetime
-import secrets
+import dataclasses
 from typing import Any, Iterable, Mapping
 
+from curvestream.identity import Identity, resolve
 from curvestream.run import Run
 from curvestream.settings import Settings
 
@@ -32,10 +36,14 @@ def flatten(values: Mapping[str, Any], delimiter: str = "/", prefix: str = "") -
 
 
 class LazyRun:
-    def __init__(self, project: str, run: str | None, *, config: Any = None, tags: Iterable[str] = (),
-                 group: str = "", settings: Settings | None = None, **setting_overrides: Any) -> None:
+    def __init__(self, project: str, run: str | None, *, id: str | None = None,  # noqa: A002
+                 resume: str | None = None, config: Any = None, tags: Iterable[str] = (), group: str = "",
+                 settings: Settings | None = None, **setting_overrides: Any) -> None:
         self.project = project
-        self.name = run or f"{datetime.datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+        self.run_name = run  # may be set until first use (a framework argument read late)
+        self._id = id
+        self._resume = resume
+        self._identity: Identity | None = None
         self._config = dict(config) if isinstance(config, Mapping) else config
         self._tags = list(tags)
         self._group = group
@@ -46,10 +54,25 @@ class LazyRun:
     def started(self) -> bool:
         return self._run is not None
 
+    @property
+    def identity(self) -> Identity:
+        if self._identity is None:
+            self._identity = resolve(self.project, self.run_name, self._settings, id=self._id, resume=self._resume)
+        return self._identity
+
+    @property
+    def name(self) -> str:
+        """The run's identity."""
+        return self.identity.id
+
     def get(self) -> Run:
         if self._run is None:
-            self._run = Run(self.project, self.name, config=self._config, tags=self._tags, group=self._group,
-                            settings=self._settings)
+            identity = self.identity
+            self._run = Run(self.project, identity.id, config=self._config, tags=self._tags, group=self._group,
+                            settings=self._settings, identity=identity)
+            # started again after a finish: the same run, its history and start kept, steps going on
+            self._identity = Identity(identity.id, identity.name, None, tuple(identity.resumes()),
+                                      self._run.started_ns, identity.next_step)
         return self._run
 
     def update_config(self, values: Mapping[str, Any]) -> None:
@@ -61,3 +84,5 @@ class LazyRun:
         run, self._run = self._run, None
         if run is not None:
             run.finish(STATUS_OF.get(status, "failed"), reason)
+            if self._identity is not None:
+                self._identity = dataclasses.replace(self._identity, next_step=run._next_step)

@@ -34,15 +34,21 @@ def logger_class(base: type, rank_zero_experiment: Callable, rank_zero_only: Cal
         """Logs a Lightning fit (or a Fabric loop) to a curvestream run.
 
         ``CurvestreamLogger(project="mnist", run="lr=0.1", config={...}, **settings)``; any
-        :class:`curvestream.Settings` field may be given as a keyword.
+        :class:`curvestream.Settings` field may be given as a keyword. Each logger makes
+        a new run (its ``version`` is the run's identity, ``NAME-xxxxxx``), as Lightning's
+        own loggers make a new version; ``version=`` (or ``id=``) names the identity to
+        continue, ``resume="allow"|"must"`` continues the newest run named ``run``.
         """
 
         def __init__(self, project: str = "lightning_logs", run: str | None = None, *, config: Any = None,
-                     tags: Iterable[str] = (), group: str = "", settings: Settings | None = None,
-                     **setting_overrides: Any) -> None:
+                     tags: Iterable[str] = (), group: str = "", version: str | None = None,
+                     id: str | None = None, resume: str | None = None,  # noqa: A002
+                     settings: Settings | None = None, **setting_overrides: Any) -> None:
             super().__init__()
-            self._lazy = LazyRun(project, run, config=config, tags=tags, group=group, settings=settings,
-                                 **setting_overrides)
+            if version is not None and id is not None and version != id:
+                raise ValueError("curvestream: give the run's identity as version= or id=, not both")
+            self._lazy = LazyRun(project, run, id=id if id is not None else version, resume=resume, config=config,
+                                 tags=tags, group=group, settings=settings, **setting_overrides)
 
         @property
         def name(self) -> str:

@@ -84,15 +84,20 @@ def collect_meta(
     data_version: str,
     started_ns: int,
     client_version: str,
+    *,
+    name: str = "",
+    resumes: list[run_pb2.Resume] | tuple[run_pb2.Resume, ...] = (),
 ) -> run_pb2.RunMeta:
+    """``run`` is the run's identity; ``name`` the name the user gave it (left
+    empty when the same); ``resumes`` the sessions that continued it."""
     commit = _git("rev-parse", "HEAD")
     dirty = bool(commit) and bool(_git("status", "--porcelain", "--untracked-files=no"))
     frameworks = {}
-    for name in _FRAMEWORKS:
-        module = sys.modules.get(name)
+    for framework in _FRAMEWORKS:
+        module = sys.modules.get(framework)
         version = getattr(module, "__version__", None) if module is not None else None
         if version:
-            frameworks[name] = str(version)
+            frameworks[framework] = str(version)
     return run_pb2.RunMeta(
         version=1,
         project=project,
@@ -110,4 +115,6 @@ def collect_meta(
         data_version=data_version,
         producer_id=producer_id,
         client_version=client_version,
+        name=name if name != run else "",
+        resumes=list(resumes),
     )

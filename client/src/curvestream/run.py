@@ -27,10 +27,11 @@ from curvestream_wire import names
 from curvestream_wire.topics import Topics
 from curvestream_wire.v1 import run_pb2
 
-from curvestream import process_hooks
+from curvestream import notices, process_hooks
 from curvestream.alerts import Alert, AlertDispatcher
 from curvestream.encode import BatchBuilder
 from curvestream.http_fallback import BridgeHttp
+from curvestream.identity import Identity
 from curvestream.losses import LossRecord
 from curvestream.meta import collect_meta, normalize_config
 from curvestream.progress import WaitProgress
@@ -45,6 +46,8 @@ from curvestream.version import __version__
 __all__ = ["Run", "FinishReport"]
 
 log = logging.getLogger("curvestream")
+
+_NEVER = -(2**63) - 1  # below every int64 step: no resume to compare steps with
 
 _STATES = {
     "finished": run_pb2.RUN_STATE_FINISHED,
@@ -73,7 +76,13 @@ class FinishReport:
 
 
 class Run:
-    """One training run streaming to curvestream. Create it with ``curvestream.init()``."""
+    """One training run streaming to curvestream. Create it with ``curvestream.init()``.
+
+    ``name`` (and ``id``) is the run's identity, as topics, the store and the API
+    know it; ``display_name`` is the name the user gave, which other runs may
+    share. ``identity`` (from :func:`curvestream.identity.resolve`) says how this
+    session continues a stored run, if it does.
+    """
 
     def __init__(
         self,
@@ -86,17 +95,24 @@ class Run:
         data_version: str = "",
         settings: Settings,
         clock_ns: Any = time.time_ns,
+        identity: Identity | None = None,
     ) -> None:
         self.project = names.validate_name("project name", project)
         self.name = names.validate_name("run name", name)
+        identity = identity or Identity(self.name, self.name)
+        if identity.id != self.name:
+            raise ValueError(f"curvestream: run {name!r} given the identity of run {identity.id!r}")
+        self.display_name = identity.name
         self.config = normalize_config(config)  # pydantic errors surface here, before any connection
         self.tags = [str(t) for t in tags]
         self.group = str(group or "")
         self.settings = settings
         self.producer_id = os.urandom(16)
         self._time_ns = clock_ns
-        self.started_ns = clock_ns()
-        self._next_step = 0
+        self.started_ns = identity.started_ns or clock_ns()
+        self._next_step = identity.next_step
+        resumed = identity.resumed
+        self._resumed_after = resumed.after_step if resumed is not None and resumed.after_step_known else _NEVER
         self._keys: set[str] = set()
         self._closed = False
         self._forked = False
@@ -109,7 +125,7 @@ class Run:
 
         self.meta = collect_meta(
             self.project, self.name, self.producer_id, self.config, self.tags, self.group,
-            data_version, self.started_ns, __version__,
+            data_version, self.started_ns, __version__, name=self.display_name, resumes=identity.resumes(),
         )
         try:
             self.spool = Spool.create(settings.spool_path, self.producer_id, self.project, self.name)
@@ -165,8 +181,11 @@ class Run:
             return self._after_close()
         if step is None:
             step = self._next_step
-        elif type(step) is not int:
-            step = self._check_step(step)
+        else:
+            if type(step) is not int:
+                step = self._check_step(step)
+            if step <= self._resumed_after:
+                self._went_back(step)
         self._next_step = step + 1
         if type(data) is not dict:
             data = self._check_mapping(data)
@@ -209,10 +228,25 @@ class Run:
         meta = run_pb2.RunMeta()
         meta.CopyFrom(self.meta)
         meta.config_json = json.dumps(self.config, ensure_ascii=False, sort_keys=True)
+        self._send_meta(meta)
+
+    def _send_meta(self, meta: run_pb2.RunMeta) -> None:
         self.meta = meta  # re-announced on every reconnect, so the retained copy is the newest
         self._enqueue(meta)
         if self.link is not None:
             self.link.publish(Topics.meta(self.project, self.name), meta.SerializeToString(), retain=True)
+
+    def _went_back(self, step: int) -> None:
+        """This resumed session logs a step the stored run had already passed: recorded
+        in the run's metadata (the API and the page show it), said once."""
+        after, self._resumed_after = self._resumed_after, _NEVER
+        meta = run_pb2.RunMeta()
+        meta.CopyFrom(self.meta)
+        meta.resumes[-1].went_back = True
+        meta.resumes[-1].back_to_step = step
+        self._send_meta(meta)
+        notices.say(f"curvestream: run {self.project}/{self.name} was resumed after step {after:,} and now logs "
+                    f"step {step:,}: its steps go back; the runs list marks it (x = time shows both sessions apart)")
 
     def _item_head(self, key: str, step: int | None) -> tuple[int, int] | None:
         """(step, wall_ns) of a histogram or text item; None after finish()."""
@@ -228,7 +262,10 @@ class Run:
     def _take_step(self, step: int | None) -> int:
         if step is None:
             return max(self._next_step - 1, 0)
-        return self._check_step(step) if type(step) is not int else step
+        step = self._check_step(step) if type(step) is not int else step
+        if step <= self._resumed_after:
+            self._went_back(step)
+        return step
 
     def _enqueue(self, item: Any) -> None:
         if len(self._queue) >= self._wake_len and self._backlog():
@@ -395,7 +432,16 @@ class Run:
     def _finish_progress(self) -> WaitProgress:
         rec = self.recorder.stats
         per_batch = rec.points_spooled / rec.batches_sealed if rec.batches_sealed else 0.0
-        return WaitProgress(f"curvestream: run {self.project}/{self.name}", points_per_batch=per_batch, delay_s=1.0)
+        return WaitProgress(f"curvestream: {self._label}", points_per_batch=per_batch, delay_s=1.0)
+
+    @property
+    def _label(self) -> str:
+        return f"run {self.project}/{self.name}"
+
+    @property
+    def id(self) -> str:
+        """The run's identity (``run`` in the API): the name and a random suffix, or the ``id=`` given."""
+        return self.name
 
     def _make_report(self, left: int) -> FinishReport:
         rec = self.recorder.stats

@@ -42,7 +42,8 @@ class Settings:
 
     read_token: str = ""
     """Bearer token for the bridge's read endpoints (imports ask what is stored already;
-    ``curvestream.Api`` and ``curvestream export`` read). CURVESTREAM_READ_TOKEN."""
+    ``curvestream.Api`` and ``curvestream export`` read; ``init(resume=...)`` asks where a run
+    ended). CURVESTREAM_READ_TOKEN."""
 
     spool_dir: str = field(default_factory=default_spool_dir)
     """Where batches wait until the bridge has stored them. CURVESTREAM_SPOOL_DIR."""

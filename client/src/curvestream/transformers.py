@@ -11,6 +11,8 @@ config plus the training arguments; logged keys are rewritten as TensorBoard's
 callback does (``eval_loss`` -> ``eval/loss``, ``loss`` -> ``train/loss``) at
 ``state.global_step``; the end of training puts a summary (global step, epoch,
 best metric and checkpoint, last evaluation) in the config and finishes the run.
+The run's name is ``run=``, else ``TrainingArguments.run_name``; each training
+makes a new run under it unless ``resume=`` or ``id=`` says otherwise.
 """
 
 from __future__ import annotations
@@ -43,10 +45,11 @@ def rewrite_logs(logs: Mapping[str, Any]) -> dict[str, float]:
 
 class CurvestreamCallback(TrainerCallback):
     def __init__(self, project: str = "huggingface", run: str | None = None, *, config: Any = None,
-                 tags: Iterable[str] = (), group: str = "", settings: Settings | None = None,
+                 tags: Iterable[str] = (), group: str = "", id: str | None = None,  # noqa: A002
+                 resume: str | None = None, settings: Settings | None = None,
                  **setting_overrides: Any) -> None:
-        self._lazy = LazyRun(project, run, config=config, tags=tags, group=group, settings=settings,
-                             **setting_overrides)
+        self._lazy = LazyRun(project, run, id=id, resume=resume, config=config, tags=tags, group=group,
+                             settings=settings, **setting_overrides)
         self._last_eval: dict[str, float] = {}
 
     @property
@@ -56,6 +59,8 @@ class CurvestreamCallback(TrainerCallback):
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         if not state.is_world_process_zero:
             return
+        if self._lazy.run_name is None and not self._lazy.started and getattr(args, "run_name", None):
+            self._lazy.run_name = args.run_name  # the name wandb and mlflow take from the arguments too
         config: dict[str, Any] = {}
         model_config = getattr(model, "config", None)
         if model_config is not None and hasattr(model_config, "to_dict"):

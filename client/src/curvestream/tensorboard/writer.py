@@ -7,9 +7,13 @@ streaming to curvestream instead of (or, with ``tee=True``, besides) event files
     ...     for step in range(100):
     ...         writer.add_scalar("train/loss", 1 / (step + 1), step)
 
-The project and run come from ``log_dir`` (``runs/exp1`` -> project ``runs``,
-run ``exp1``) unless given. ``add_scalars`` writes one run per sub-tag, named
-as TensorBoard names its sub-directories (``exp1/loss_train``). Steps follow
+The project and run name come from ``log_dir`` (``runs/exp1`` -> project
+``runs``, run ``exp1``) unless given. Each writer makes a new run under that
+name (identity ``exp1-xxxxxx``), so running a script twice gives two runs
+rather than one with every step twice; ``resume="allow"|"must"`` or ``id=``
+continues one instead (:mod:`curvestream.identity`). ``add_scalars`` writes one
+run per sub-tag, named as TensorBoard names its sub-directories
+(``exp1/loss_train``, identity ``exp1-xxxxxx/loss_train``). Steps follow
 TensorBoard: a call without ``global_step`` is at step 0. Images, figures,
 graphs, embeddings, audio, video and PR curves are accepted and ignored (one
 warning each) unless ``tee=True`` writes them to real event files.
@@ -24,6 +28,7 @@ import socket
 import time
 from typing import Any, Mapping
 
+from curvestream.identity import Identity, resolve
 from curvestream.run import Run
 from curvestream.settings import Settings
 from curvestream.tensorboard.histogram import from_tensorboard, tensorboard_buckets
@@ -82,6 +87,8 @@ class SummaryWriter:
         write_to_disk: bool = True,
         project: str | None = None,
         run: str | None = None,
+        id: str | None = None,  # noqa: A002
+        resume: str | None = None,
         config: Any = None,
         tee: bool = False,
         settings: Settings | None = None,
@@ -93,8 +100,10 @@ class SummaryWriter:
         self.purge_step = purge_step
         self._settings = settings or Settings.from_env(**setting_overrides)
         self._clock = PinnableClock()
-        self.run = Run(project or default_project, run or default_run, config=config, settings=self._settings,
-                       clock_ns=self._clock)
+        project = project or default_project
+        identity = resolve(project, run or default_run, self._settings, id=id, resume=resume)
+        self.run = Run(project, identity.id, config=config, settings=self._settings, clock_ns=self._clock,
+                       identity=identity)
         self._sub_runs: dict[str, Run] = {}
         self._warned: set[str] = set()
         # tensorboardX's write_to_disk=False means "no event files": the tee is off then
@@ -133,8 +142,9 @@ class SummaryWriter:
     def _sub_run(self, suffix: str) -> Run:
         sub = self._sub_runs.get(suffix)
         if sub is None:
-            sub = self._sub_runs[suffix] = Run(self.run.project, f"{self.run.name}/{suffix}", settings=self._settings,
-                                               clock_ns=self._clock)
+            identity = Identity(f"{self.run.name}/{suffix}", f"{self.run.display_name}/{suffix}")
+            sub = self._sub_runs[suffix] = Run(self.run.project, identity.id, settings=self._settings,
+                                               clock_ns=self._clock, identity=identity)
         return sub
 
     # ------------------------------------------------------------------ histograms and text
