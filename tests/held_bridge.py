@@ -1,5 +1,6 @@
 """The bridge in its own process over a store whose writes can be held back:
-the seam for showing that the live push does not wait for the store.
+the seam for showing that the live push does not wait for the store, and that
+a trainer waits for a slow bridge. :class:`HeldBridge` starts it for a test.
 Everything else (MQTT, ingest, the live WebSocket, the page) is the real bridge.
 
 While the file named by ``HELD_STORE_GATE`` exists, a store write waits (it
@@ -12,12 +13,16 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import sys
 import threading
 from typing import Any, Sequence
 
 from curvestream_bridge.store import Store
 
+from servers import BridgeProcess
 from wrapped_bridge import run_over
+
+TESTS = pathlib.Path(__file__).resolve().parent
 
 
 class HeldStore:
@@ -47,6 +52,24 @@ class HeldStore:
         tmp = self.state.with_suffix(".tmp")
         tmp.write_text(json.dumps({"begun": self.begun, "finished": self.finished}))
         tmp.replace(self.state)
+
+
+class HeldBridge(BridgeProcess):
+    """The real bridge whose store writes wait while ``gate`` exists."""
+
+    def __init__(self, workdir: pathlib.Path, mqtt_url: str) -> None:
+        super().__init__(workdir, f"duckdb:///{workdir / 's.duckdb'}", mqtt_url)
+        self.gate = workdir / "gate"
+        self.state = workdir / "state.json"
+
+    def command(self) -> list[str]:
+        return [sys.executable, str(TESTS / "held_bridge.py")]
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "HELD_STORE_GATE": str(self.gate), "HELD_STORE_STATE": str(self.state)}
+
+    def writes(self) -> dict[str, int]:
+        return json.loads(self.state.read_text())
 
 
 def main() -> None:

@@ -4,34 +4,12 @@ and the point is on the chart while that write has not finished."""
 
 from __future__ import annotations
 
-import json
-import pathlib
-import sys
-
+from held_bridge import HeldBridge
 from page_helpers import chart, open_page, start_run, wait_chart, wait_stored
-from servers import BridgeProcess, wait_until
+from servers import wait_until
 
-TESTS = pathlib.Path(__file__).resolve().parent.parent
 KEY = "loss"
 FIRST = 5
-
-
-class HeldBridge(BridgeProcess):
-    """The real bridge whose store writes wait while ``gate`` exists."""
-
-    def __init__(self, workdir: pathlib.Path, mqtt_url: str) -> None:
-        super().__init__(workdir, f"duckdb:///{workdir / 's.duckdb'}", mqtt_url)
-        self.gate = workdir / "gate"
-        self.state = workdir / "state.json"
-
-    def command(self) -> list[str]:
-        return [sys.executable, str(TESTS / "held_bridge.py")]
-
-    def env(self) -> dict[str, str]:
-        return {**super().env(), "HELD_STORE_GATE": str(self.gate), "HELD_STORE_STATE": str(self.state)}
-
-    def writes(self) -> dict[str, int]:
-        return json.loads(self.state.read_text())
 
 
 def test_a_live_page_draws_a_point_while_its_store_write_is_still_held_back(page, mosquitto, spool_dir, tmp_path):

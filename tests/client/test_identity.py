@@ -10,9 +10,10 @@ import re
 import pytest
 
 import curvestream
+from curvestream import notices
 from curvestream.identity import Identity, resolve
 from curvestream.run import Run
-from curvestream.settings import Settings
+from curvestream.settings import Settings, default_spool_dir
 from curvestream.spool import Spool, list_producers
 from curvestream_wire.v1 import batch_pb2, run_pb2
 
@@ -104,3 +105,14 @@ def test_a_resumed_session_that_logs_a_step_at_or_below_where_the_run_ended_reco
     assert (last.resumes[-1].went_back, last.resumes[-1].back_to_step) == (True, 50)
     assert not last.resumes[0].went_back
 
+
+def test_the_sync_command_names_what_a_shell_would_not_know_and_never_a_password(monkeypatch, tmp_path):
+    for var in ("CURVESTREAM_BRIDGE_URL", "CURVESTREAM_MQTT_URL", "CURVESTREAM_SPOOL_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    assert notices.sync_command(Settings(spool_dir=default_spool_dir())) == "curvestream sync"
+    assert notices.sync_command(Settings(spool_dir=str(tmp_path / "a b"))) == f"curvestream sync '{tmp_path}/a b'"
+    remote = Settings(bridge_url="http://gpu-7:8080", mqtt_url="mqtt://user:secret@gpu-7:1883",
+                      spool_dir=default_spool_dir())
+    assert notices.sync_command(remote) == "CURVESTREAM_BRIDGE_URL=http://gpu-7:8080 curvestream sync"
+    monkeypatch.setenv("CURVESTREAM_BRIDGE_URL", "http://gpu-7:8080")  # the shell has it already
+    assert notices.sync_command(remote) == "curvestream sync"

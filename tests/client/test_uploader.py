@@ -27,6 +27,7 @@ class FakeLink:
     def __init__(self, clock: Clock) -> None:
         self.connected = True
         self.down_since = clock.now
+        self.last_error = ""
         self.sent: list[tuple[str, int]] = []
         self.polls = 0  # one per uploader round
 

@@ -13,7 +13,8 @@ nothing leaves the spool until the bridge has stored it.
 Each ``init()`` starts a new run, even under a name used before (its identity
 is the name and a random suffix); ``resume="allow"`` or ``"must"`` continues
 the newest run of that name instead, ``id=`` a run of that identity
-(:mod:`curvestream.identity`).
+(:mod:`curvestream.identity`). When data is left behind, or neither the broker
+nor the bridge answers, one line says so on stderr (:mod:`curvestream.notices`).
 """
 
 from __future__ import annotations

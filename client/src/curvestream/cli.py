@@ -26,6 +26,11 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from curvestream.settings import Settings
+    from curvestream_wire.seqset import SeqSet
 
 __all__ = ["main"]
 
@@ -118,25 +123,44 @@ def cmd_sync(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from curvestream.settings import Settings
     from curvestream.losses import read_losses
+    from curvestream.notices import sync_command
     from curvestream.spool_replay import spool_status
 
     overrides = {"spool_dir": args.dir} if args.dir else {}
     settings = Settings.from_env(**overrides)
-    status = spool_status(settings.spool_path)
     bridge = settings.bridge_url
+    reachable = bool(bridge) and _bridge_alive(bridge)
+    status = spool_status(settings.spool_path, _stored_ranges(settings) if reachable else None)
     print(f"spool: {settings.spool_path}")
-    print(f"bridge: {bridge} ({'reachable' if bridge and _bridge_alive(bridge) else 'not reachable'})")
+    print(f"bridge: {bridge} ({'reachable' if reachable else 'not reachable'})")
     for loss in read_losses(settings.spool_path):
         print(f"  {loss['project']}/{loss['run']}  lost {loss['points']} points ({loss['batches']} batches "
               f"not spooled): {loss['reason']}  [remove {loss['file']} once noted]")
-    if not status:
+    pending = [p for p in status if p["live"] or p["batches"] > p.get("stored_batches", 0)]
+    stored_on_disk = sum(p.get("stored_batches", 0) for p in status if not p["live"])
+    if not pending:
         print("nothing pending")
-        return 0
-    for p in status:
+    for p in pending:
         who = "live process" if p["live"] else "pending sync"
-        print(f"  {p['project']}/{p['run']}  producer {p['producer'][:8]}  {p['batches']} batches "
+        batches = p["batches"] if p["batches"] is None else p["batches"] - p.get("stored_batches", 0)
+        print(f"  {p['project']}/{p['run']}  producer {p['producer'][:8]}  {batches} batches "
               f"({p['bytes']} bytes, {p['segments']} segments)  [{who}]")
+    if any(not p["live"] for p in pending):
+        unsure = "" if reachable else " (the bridge is not reachable: some may be stored already)"
+        print(f"send them with `{sync_command(settings)}`{unsure}")
+    if stored_on_disk:
+        print(f"({stored_on_disk} batch(es) on disk are stored already; the next sync or run in this spool "
+              "directory frees them)")
     return 0
+
+
+def _stored_ranges(settings: Settings) -> Callable[[bytes], SeqSet | None]:
+    """The bridge's stored seqs of a producer, None when it cannot be asked."""
+    from curvestream.http_fallback import BridgeHttp
+    from curvestream.importing import stored_batches
+
+    http = BridgeHttp(settings.bridge_url, settings.read_token, timeout_s=5.0)
+    return lambda producer_id: stored_batches(http, producer_id)
 
 
 def _importer(source: str) -> "callable":

@@ -36,7 +36,7 @@ from curvestream.settings import Settings
 from curvestream.spool import Spool, SpoolLocked
 from curvestream.uploader import Uploader
 
-__all__ = ["ImportRun", "ImportBatches", "import_runs", "producer_id_of", "BATCH_POINTS"]
+__all__ = ["ImportRun", "ImportBatches", "import_runs", "producer_id_of", "stored_batches", "BATCH_POINTS"]
 
 BATCH_POINTS = 10_000  # fixed, never from settings: the same source must always give the same batches
 MAX_PENDING_BATCHES = 64  # spooled and not yet committed, before reading on
@@ -107,7 +107,7 @@ def import_runs(runs: list[ImportRun], settings: Settings, timeout_s: float = 60
     asked_all = True
     try:
         for r in runs:
-            stored = _stored(asker, r.producer_id)
+            stored = stored_batches(asker, r.producer_id)
             asked_all = asked_all and stored is not None
             spool: Spool | None = None
             entry = {"source": r.source, "project": r.project, "run": r.run, "producer": r.producer_id.hex(),
@@ -157,7 +157,7 @@ def _summary(runs: list[dict[str, Any]], asked_all: bool) -> str:
     return f"sent {new:,} points of {changed} of {len(runs)} run(s){said}"
 
 
-def _stored(http: BridgeHttp | None, producer_id: bytes) -> SeqSet | None:
+def stored_batches(http: BridgeHttp | None, producer_id: bytes) -> SeqSet | None:
     """The producer's batches the bridge holds; None when it cannot be asked."""
     if http is None:
         return None

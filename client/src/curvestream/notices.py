@@ -1,7 +1,7 @@
 """What the client tells the person running the script: one line each time
 something needs their attention, nothing while all is well.
 
-    curvestream: the broker at 127.0.0.1:1883 does not answer (…); sending to the bridge over HTTP (http://…) instead
+    curvestream: the broker at mqtt://127.0.0.1:1883 does not answer; sending to the bridge over HTTP (…) instead
     curvestream: neither the broker at … nor the bridge at … takes the points (…); they wait in the spool …
     curvestream: run mnist/lr=0.1-k3x9q2: 2 batches (~6,000 points) wait in the spool; send them with `curvestream sync`
 

@@ -29,6 +29,7 @@ from curvestream_wire.v1 import run_pb2
 
 from curvestream import notices, process_hooks
 from curvestream.alerts import Alert, AlertDispatcher
+from curvestream.bridge_wait import wait_for_bridge
 from curvestream.encode import BatchBuilder
 from curvestream.http_fallback import BridgeHttp
 from curvestream.identity import Identity
@@ -408,9 +409,10 @@ class Run:
             self._queue.append(final_status)
             self.recorder.finish(max(1.0, stall_s))
             left = 0
+            why = "the run is offline"
             if self.uploader is not None and self.link is not None:
-                producers = [self.spool.producer_id] + [s.producer_id for s in self._adopted]
-                self.uploader.wait_committed(producers, on_progress=self._finish_progress(), stall_s=stall_s)
+                why = wait_for_bridge(self.uploader, [self.spool, *self._adopted], self.settings, self._label,
+                                      self._finish_progress(), stall_s)
                 final_status.updated_ns = self._time_ns()
                 final_status.last_seq = self.recorder.stats.last_seq
                 self.link.publish_and_wait(Topics.status(self.project, self.name),
@@ -425,7 +427,7 @@ class Run:
                     spool.drop_committed(self.uploader._tracked[spool.producer_id].committed.covers)
                 spool.release()
             self._alerts.stop()
-            self._report = self._make_report(left)
+            self._report = self._make_report(left, why)
             process_hooks.forget(self)
             return self._report
 
@@ -443,7 +445,7 @@ class Run:
         """The run's identity (``run`` in the API): the name and a random suffix, or the ``id=`` given."""
         return self.name
 
-    def _make_report(self, left: int) -> FinishReport:
+    def _make_report(self, left: int, why: str = "") -> FinishReport:
         rec = self.recorder.stats
         report = FinishReport(
             points_logged=rec.points_spooled + rec.points_dropped_spool_full + rec.points_dropped_queue_full,
@@ -470,10 +472,10 @@ class Run:
             log.warning("curvestream: the bridge rejected %d batch(es) of run %s/%s", report.batches_rejected,
                         self.project, self.name)
         if left:
-            how = ("`curvestream sync`" if self.settings.mode == "offline"
-                   else "the next run in this spool directory or `curvestream sync`")
-            log.warning("curvestream: %d batch(es) of run %s/%s wait in %s; %s will send them",
-                        left, self.project, self.name, self.settings.spool_path, how)
+            per_batch = rec.points_spooled / rec.batches_sealed if rec.batches_sealed else 0.0
+            notices.left_in_spool(self._label, left, round(left * per_batch), self.settings, why)
+        elif notices.trouble_said():
+            notices.all_delivered(self._label)
         return report
 
     def __enter__(self) -> "Run":

@@ -43,7 +43,8 @@ class Settings:
     read_token: str = ""
     """Bearer token for the bridge's read endpoints (imports ask what is stored already;
     ``curvestream.Api`` and ``curvestream export`` read; ``init(resume=...)`` asks where a run
-    ended). CURVESTREAM_READ_TOKEN."""
+    ended, ``finish()`` whether the bridge is slow or gone, ``curvestream status`` what is
+    stored already). CURVESTREAM_READ_TOKEN."""
 
     spool_dir: str = field(default_factory=default_spool_dir)
     """Where batches wait until the bridge has stored them. CURVESTREAM_SPOOL_DIR."""
@@ -107,9 +108,10 @@ class Settings:
 
     finish_timeout_ms: int = 30_000
     """finish() waits for the bridge to commit everything as long as commits keep
-    coming, and gives up after this long without a new one; what is not committed
-    stays in the spool for the next run or ``curvestream sync``.
-    CURVESTREAM_FINISH_TIMEOUT_MS."""
+    coming; after this long without a new one it asks the bridge, and goes on
+    waiting only while the bridge has the batches and is storing them (slow, not
+    gone). What is not committed stays in the spool for the next run or
+    ``curvestream sync``. CURVESTREAM_FINISH_TIMEOUT_MS."""
 
     def __post_init__(self) -> None:
         positive = (

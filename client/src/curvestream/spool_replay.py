@@ -5,6 +5,11 @@ run, a killed one) is adopted and sent like a live run's spool, over MQTT or
 the HTTP fallback, keeping each batch's own (producer, seq) so nothing is
 stored twice. A run whose spool ends without a final status is marked
 ``lost`` afterwards: it never finished.
+
+A spool may still hold batches the bridge has stored: a process killed before
+their commit came, or a ``finish()`` that stopped waiting before the bridge got
+to them. ``status`` asks the bridge which (``stored`` below) and counts them
+apart, so it never lists a stored batch as pending.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from curvestream_wire.topics import Topics
 from curvestream.settings import Settings
 from curvestream.spool import Spool, SpoolLocked, list_producers
 from curvestream.uploader import Uploader
+from curvestream_wire.seqset import SeqSet
 from curvestream_wire.v1 import batch_pb2, run_pb2
 
 __all__ = ["sync_spool", "spool_status"]
@@ -27,7 +33,10 @@ __all__ = ["sync_spool", "spool_status"]
 _TERMINAL = (run_pb2.RUN_STATE_FINISHED, run_pb2.RUN_STATE_FAILED)
 
 
-def spool_status(spool_dir: Path) -> list[dict[str, Any]]:
+def spool_status(spool_dir: Path, stored: Callable[[bytes], SeqSet | None] | None = None) -> list[dict[str, Any]]:
+    """Each producer directory: its run, whether its process lives, its batches and,
+    when ``stored`` (the bridge's stored seqs of a producer, None when unknown) is
+    given and answers, how many of them the bridge has stored (``stored_batches``)."""
     out = []
     for directory in list_producers(spool_dir):
         try:
@@ -40,9 +49,14 @@ def spool_status(spool_dir: Path) -> list[dict[str, Any]]:
             out.append({"producer": directory.name, "project": "?", "run": "?", "live": True,
                         "segments": len(segs), "bytes": sum(s.stat().st_size for s in segs), "batches": None})
             continue
-        out.append({"producer": directory.name, "project": spool.project, "run": spool.run, "live": live,
-                    "segments": len(spool.segments), "bytes": spool.bytes_on_disk,
-                    "batches": sum(s.records for s in spool.segments), "damaged": [str(d) for d in spool.damage]})
+        entry = {"producer": directory.name, "project": spool.project, "run": spool.run, "live": live,
+                 "segments": len(spool.segments), "bytes": spool.bytes_on_disk,
+                 "batches": sum(s.records for s in spool.segments), "damaged": [str(d) for d in spool.damage]}
+        known = stored(spool.producer_id) if stored is not None and entry["batches"] else None
+        if known is not None:
+            entry["stored_batches"] = sum(seq in known for seg in spool.segments
+                                          for _, seq, _ in spool.read_from(seg, seg.data_start))
+        out.append(entry)
         spool.release()
     return out
 

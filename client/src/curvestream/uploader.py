@@ -32,6 +32,7 @@ from typing import Callable
 
 from curvestream_wire.backoff import Backoff
 
+from curvestream import notices
 from curvestream.http_fallback import BridgeHttp
 from curvestream.exporters import ExportResult, Exporter, HttpExporter, MqttExporter
 from curvestream.mqtt import MqttLink
@@ -194,10 +195,15 @@ class Uploader:
         if channel is not self._channel:
             if channel is not Channel.NONE:
                 log.info("curvestream: sending over %s", channel.value)
+            if channel is Channel.HTTP and self.link is not None:
+                notices.fallback(self.settings, self.link.last_error)
             self._channel = channel
             for t in tracked:
                 self._rewind(t)
         if channel is Channel.NONE:
+            if self.link is not None and (now - self.link.down_since) * 1000 >= max(self.settings.fallback_after_ms,
+                                                                                  5000):
+                notices.unreachable(self.settings, self.link.last_error)  # and no bridge URL to fall back on
             return
         if channel is Channel.HTTP and now < self._http_retry_at:
             return
@@ -323,6 +329,7 @@ class Uploader:
             delay = self._http_backoff.next_delay(outcome.retry_after_s)
             self._http_retry_at = now + delay
             log.debug("curvestream: direct write failed, retrying in %.1fs: %s", delay, outcome.detail)
+            notices.unreachable(self.settings, outcome.detail)
         return False
 
     def _sent_now(self) -> bytes:
