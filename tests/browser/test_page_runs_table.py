@@ -1,4 +1,5 @@
-"""The runs table: a status badge per run (running, finished, failed, lost), search and filters."""
+"""The runs table: a status badge per run (running, finished, failed, lost), search and filters, runs of
+one name told apart."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import sys
 import textwrap
 
 import curvestream
+from helpers import get_json
 from page_helpers import duckdb_bridge, open_page, rows_of_runs, start_run, stored_counts, wait_stored
 from servers import wait_until
 
 KILLED_TRAINER = textwrap.dedent("""
     import sys, time
     import curvestream
-    run = curvestream.init(project="table", run="killed", mqtt_url=sys.argv[1], bridge_url=sys.argv[2],
+    run = curvestream.init(project="table", id="killed", mqtt_url=sys.argv[1], bridge_url=sys.argv[2],
                            spool_dir=sys.argv[3], tags=["wide"], config={"lr": 0.01})
     run.log({"loss": 1.0}, step=0)
     print("ready", flush=True)
@@ -77,7 +79,7 @@ def test_the_runs_table_shows_each_runs_state_and_filters_by_search_tag_and_conf
 def test_a_finished_run_whose_tail_waits_in_the_spool_is_marked_pending_until_the_rest_arrives(
         page, bridge_factory, mosquitto, spool_dir, tmp_path):
     bridge = duckdb_bridge(bridge_factory, tmp_path, mosquitto)
-    run = curvestream.init(project="tail-page", run="r1", mqtt_url=mosquitto.url, bridge_url="",
+    run = curvestream.init(project="tail-page", id="r1", mqtt_url=mosquitto.url, bridge_url="",
                            spool_dir=str(spool_dir), finish_timeout_ms=1500, max_batch_points=500,
                            max_inflight_batches=4)
     for step in range(10_000):
@@ -102,4 +104,32 @@ def test_a_finished_run_whose_tail_waits_in_the_spool_is_marked_pending_until_th
     wait_stored(bridge, "tail-page", "r1", {"loss": 10_000})
     wait_until(lambda: rows_of_runs(page, "tail-page") == {"r1": "finished"}, 30, "the mark gone, without a reload")
     assert badge.get_attribute("data-pending") == "0"
+    assert not page.page_errors, page.page_errors
+
+
+def test_runs_of_one_name_show_the_name_and_their_suffix_and_a_resume_whose_steps_went_back_is_marked(
+        page, bridge_factory, mosquitto, spool_dir, tmp_path):
+    bridge = duckdb_bridge(bridge_factory, tmp_path, mosquitto)
+    settings = {"mqtt_url": mosquitto.url, "bridge_url": bridge.url, "spool_dir": str(spool_dir)}
+    twins = []
+    for _ in range(2):
+        with curvestream.init(project="twins", run="twin", **settings) as run:
+            run.log({"loss": 1.0}, step=0)
+            run.log({"loss": 0.5}, step=1)
+        twins.append(run.id)
+    with curvestream.init(project="twins", id=twins[0], resume="must", **settings) as run:
+        run.log({"loss": 0.7}, step=0)  # the run had ended at step 1: its steps go back
+
+    def back_to() -> list:
+        return [(r["run"], [x["back_to_step"] for x in r["resumes"]])
+                for r in get_json(bridge.url, "/api/v1/runs", project="twins")["runs"]]
+    wait_until(lambda: sorted(back_to()) == sorted([(twins[0], [0]), (twins[1], [])]), 30, "the resume recorded")
+    open_page(page, bridge)
+    shown = """() => [...document.querySelectorAll('[data-testid="run-row"][data-project="twins"]')].map(r => [
+        r.dataset.run, r.querySelector('.name > span').textContent,
+        r.querySelector('[data-testid="run-id"]').textContent,
+        r.querySelector('[data-testid="run-resumed"]')?.dataset.stepsBack ?? null])"""
+    wait_until(lambda: len(page.evaluate(shown)) == 2, 30, "both runs listed")
+    assert sorted(page.evaluate(shown)) == sorted([[twins[0], "twin", twins[0][-6:], "true"],
+                                                   [twins[1], "twin", twins[1][-6:], None]])
     assert not page.page_errors, page.page_errors

@@ -31,6 +31,8 @@ export const TEST_IDS = {
   runCheckbox: 'run-checkbox',
   runState: 'run-state',
   runAlerts: 'run-alerts',
+  runId: 'run-id',
+  runResumed: 'run-resumed',
   alertsFilter: 'filter-alerts',
   runSearch: 'run-search',
   tagFilter: 'filter-tag',

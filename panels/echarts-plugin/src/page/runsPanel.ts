@@ -4,6 +4,7 @@ import { runKey, type RunRef } from '../core/runs';
 import type { ApiRun } from '../types/api';
 import { clear, el } from './dom';
 import { configValues, configValueText, filterChoices, filterRuns, type RunFilter } from './runFilter';
+import { runNameParts } from './runName';
 
 export interface RunsPanelHost {
   onSelectionChange(selected: RunRef[]): void;
@@ -247,7 +248,7 @@ export class RunsPanel {
       },
       el('td', { class: 'check' }, checkbox),
       el('td', { class: 'project', text: run.project }),
-      el('td', { class: 'name', text: run.run }),
+      this.nameCell(run),
       el('td', {}, badge, ...alertBadge),
       el('td', { class: 'time', text: run.started_ms ? formatTime(run.started_ms) : '—' }),
       tags,
@@ -259,5 +260,21 @@ export class RunsPanel {
       this.toggle(ref, !this.selected.has(runKey(ref)));
     });
     return tr;
+  }
+
+  /** The name the trainer gave, then what tells runs of that name apart, then a mark for a resumed run. */
+  private nameCell(run: ApiRun): HTMLTableCellElement {
+    const parts = runNameParts(run);
+    const suffix = parts.suffix ? [el('span', { class: 'run-id', 'data-testid': TEST_IDS.runId, text: parts.suffix })] : [];
+    const resumed = parts.resumed
+      ? [el('span', {
+          class: `badge resumed${parts.stepsBack ? ' steps-back' : ''}`,
+          'data-testid': TEST_IDS.runResumed,
+          'data-steps-back': String(parts.stepsBack),
+          title: parts.resumed,
+          text: parts.stepsBack ? '↺ steps back' : '↺',
+        })]
+      : [];
+    return el('td', { class: 'name', title: run.run }, el('span', { text: parts.name }), ...suffix, ...resumed);
   }
 }

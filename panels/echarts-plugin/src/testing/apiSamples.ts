@@ -5,8 +5,9 @@
 import type { ApiAlert, ApiHistogram, ApiMetric, ApiRun } from '../types/api';
 
 export function sampleRun(fields: Partial<ApiRun> = {}): ApiRun {
+  const run = fields.run ?? 'r';
   return {
-    project: 'p', run: 'r', state: 'finished', reason: '', started_ms: null, updated_ms: null, tags: [], group: '',
+    project: 'p', run, name: run, resumes: [], state: 'finished', reason: '', started_ms: null, updated_ms: null, tags: [], group: '',
     config: {}, host: '', git_commit: '', git_dirty: null, points: 0, meta: {}, pending_batches: null,
     alerts_firing: 0, clock_offset_s: null, clock_correction_s: null, summary: {}, ...fields,
   };
