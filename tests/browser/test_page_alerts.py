@@ -9,7 +9,7 @@ from servers import wait_until
 
 RULES = """
 rules:
-  - {name: loss-plateau, kind: plateau, key: loss, smoothing: 0, patience_steps: 100}
+  - {name: loss-plateau, kind: plateau, key: loss, smoothing: 0, patience_steps: 100, min_delta: 0}
   - {name: nonfinite, kind: nonfinite}
 """
 

@@ -12,7 +12,7 @@ from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 
 RULES = parse_rules("""
 rules:
-  - {name: plateau, kind: plateau, key: "*loss*", smoothing: 0.0, patience_steps: 100}
+  - {name: plateau, kind: plateau, key: "*loss*", smoothing: 0.0, patience_steps: 100, min_delta: 0}
   - {name: nonfinite, kind: nonfinite}
   - {name: stalled, kind: stalled, after_s: 15}
   - {name: lost, kind: lost}

@@ -16,7 +16,7 @@ from curvestream_bridge.store.base import StoreUnavailable
 from curvestream_bridge.store.duckdb.store import DuckDBStore
 from curvestream_wire.v1 import batch_pb2
 
-RULES = parse_rules("rules: [{name: plateau, kind: plateau, key: loss, smoothing: 0.5, patience_steps: 150}]")
+RULES = parse_rules("rules: [{name: plateau, kind: plateau, key: loss, smoothing: 0.5, patience_steps: 150, min_delta: 0}]")
 PID = b"\x07" * 16
 STEPS = np.arange(2000)
 LOSS = np.where(STEPS < 700, 5.0 - STEPS * 0.005, 1.5)  # flat from step 700 on

@@ -180,14 +180,20 @@ ROUNDING = 1e-9
 
 
 class Plateau(Detector):
-    """No improvement of the smoothed value for ``patience_steps``.
+    """No improvement of the smoothed value for ``patience_steps``, with hysteresis.
 
-    Better means ``s < best - min_delta * |best|`` (mode min; mirrored for max),
-    which stays right for negative values; NaN and ±Inf never count, and
-    points far outside the recent range (robust z above ``ignore_spikes``) are
-    left out of the smoothing, so one corrupted batch neither hides nor fakes a
-    plateau. Fires at the first point ``patience_steps`` after the best;
-    resolves at the next improvement."""
+    While quiet, better means ``s < best - min_delta * |best|`` (mode min;
+    mirrored for max), which stays right for negative values; it fires at the
+    first point ``patience_steps`` after the best. Once firing, it stays so until
+    the smoothed value is better than that best by ``min_delta * |best|`` and by
+    ``noise_margin`` standard deviations of the smoothed value's own noise
+    (estimated from the raw values' second differences over the trailing
+    ``window``): the dips of a noisy curve that has converged are not taken for
+    progress, so it raises one alert, not one per wobble. After it resolves the
+    best is taken from there, so it fires again no sooner than ``patience_steps``
+    later. NaN and ±Inf never count, and points far outside the recent range
+    (robust z above ``ignore_spikes``) are left out, so one corrupted batch
+    neither hides nor fakes a plateau."""
 
     kind = "plateau"
 
@@ -196,9 +202,12 @@ class Plateau(Detector):
         self.rule = rule
         self.first_step: int | None = None
         self.smoothed: float | None = None
+        self.smoothed_step: int | None = None
         self.best: float | None = None  # in "lower is better" sign
         self.best_step = 0
         self.window = TrailingWindow(int(rule.value("window")))
+        self.last_values: list[float] = []  # the last two raw values taken in
+        self.curvature: float | None = None  # mean |x_t - 2 x_(t-1) + x_(t-2)| over the trailing window (an EMA)
 
     def update(self, steps: np.ndarray, wall_ns: np.ndarray, values: np.ndarray) -> list[Transition]:
         rule = self.rule
@@ -212,87 +221,112 @@ class Plateau(Detector):
             return []
         if self.first_step is None:
             self.first_step = int(st[0])
-        s = ema(raw, self.smoothed, float(rule.value("smoothing")))
-        self.smoothed = float(s[-1])
+        weight = float(rule.value("smoothing"))
+        gaps = np.diff(st, prepend=st[0] if self.smoothed_step is None else self.smoothed_step)
+        s = ema(raw, self.smoothed, weight, gaps)
+        self.smoothed, self.smoothed_step = float(s[-1]), int(st[-1])
+        noise = self._noise(raw, weight ** np.maximum(gaps, 1).astype(np.float64))
         sign = 1.0 if rule.value("mode") == "min" else -1.0
         u = sign * s
-        start = int(np.searchsorted(st, self.first_step + int(rule.value("warmup_steps")), side="left"))
-        if start >= len(st):
+        pos = int(np.searchsorted(st, self.first_step + int(rule.value("warmup_steps")), side="left"))
+        if pos >= len(st):
             return []
         if self.best is None:
-            self.best, self.best_step = float(u[start]), int(st[start])
-            start += 1
+            self.best, self.best_step = float(u[pos]), int(st[pos])
+            pos += 1
         patience, delta = int(rule.value("patience_steps")), float(rule.value("min_delta"))
-        if delta <= ROUNDING:
-            return self._every_new_best(sign, st[start:], wall[start:], s[start:], u[start:], patience)
         out: list[Transition] = []
-        running_min = -np.minimum.accumulate(u[start:])  # nondecreasing: searchable
-        pos = start
-        while True:
-            bar = self.best - max(delta, ROUNDING) * abs(self.best)
-            nxt = start + int(np.searchsorted(running_min, -bar, side="right"))
-            nxt = max(nxt, pos)
-            if not self.firing:
-                due = max(pos, int(np.searchsorted(st, self.best_step + patience, side="left")))
-                if due < min(nxt, len(st)):
-                    out.append(self._fired(sign, st, wall, s, due, patience, delta))
-                    self.firing = True
-            if nxt >= len(st):
-                break
+        while pos < len(st):
             if self.firing:
-                step = int(st[nxt])
+                i = self._next_better(u, noise, pos, delta)
+                if i >= len(st):
+                    break
+                step = int(st[i])
                 out.append(Transition(
-                    "resolved", step, int(wall[nxt]), float(s[nxt]), self.best_step, step,
-                    f"{self.key} improves again: {_fmt(float(s[nxt]))} at step {step}, better than the best "
+                    "resolved", step, int(wall[i]), float(s[i]), self.best_step, step,
+                    f"{self.key} improves again: {_fmt(float(s[i]))} at step {step}, better than the best "
                     f"{_fmt(sign * self.best)} of step {self.best_step}"))
                 self.firing = False
-            self.best, self.best_step = float(u[nxt]), int(st[nxt])
-            pos = nxt + 1
+                self.best, self.best_step = float(u[i]), step
+            else:
+                i = self._patience_runs_out(st, u, pos, patience, delta)
+                if i >= len(st):
+                    break
+                out.append(self._fired(sign, st, wall, s, i, patience, delta))
+                self.firing = True
+            pos = i + 1
         return out
 
-    def _every_new_best(self, sign: float, st: np.ndarray, wall: np.ndarray, s: np.ndarray, u: np.ndarray,
-                        patience: int) -> list[Transition]:
-        """``min_delta`` 0: every new best counts (a steadily falling loss improves at
-        almost every point), so the improvements are found at once, not one by one."""
+    def _patience_runs_out(self, st: np.ndarray, u: np.ndarray, pos: int, patience: int, delta: float) -> int:
+        """Follow the best through the improvements from ``pos``; the index where
+        ``patience_steps`` pass without one (len(st): not in this batch)."""
         assert self.best is not None
         n = len(u)
-        if not n:
-            return []
-        best_before = np.minimum.accumulate(np.concatenate([[self.best], u]))[:-1]
-        improved = u < best_before - ROUNDING * np.abs(best_before)
-        best = np.where(improved, u, best_before)
-        last = np.maximum.accumulate(np.where(improved, np.arange(n), -1))
-        best_step = np.where(last >= 0, st[np.maximum(last, 0)], self.best_step)
-        due = np.flatnonzero(~improved & (st - best_step >= patience))
-        gains = np.flatnonzero(improved)
-        out: list[Transition] = []
-        pos = 0
-        while pos < n:
-            if self.firing:
-                k = int(np.searchsorted(gains, pos))
-                if k >= len(gains):
-                    break
-                j = int(gains[k])
-                before_best = float(best[j - 1]) if j else self.best
-                before_step = int(best_step[j - 1]) if j else self.best_step
-                step = int(st[j])
-                out.append(Transition(
-                    "resolved", step, int(wall[j]), float(s[j]), before_step, step,
-                    f"{self.key} improves again: {_fmt(float(s[j]))} at step {step}, better than the best "
-                    f"{_fmt(sign * before_best)} of step {before_step}"))
-                self.firing = False
-                pos = j + 1
-            else:
-                k = int(np.searchsorted(due, pos))
-                if k >= len(due):
-                    break
-                i = int(due[k])
-                self.best, self.best_step = float(best[i]), int(best_step[i])
-                out.append(self._fired(sign, st, wall, s, i, patience, 0.0))
-                self.firing = True
-                pos = i + 1
-        self.best, self.best_step = float(best[-1]), int(best_step[-1])
-        return out
+        if delta <= ROUNDING:  # every new best counts: found at once, not one by one
+            part, steps = u[pos:], st[pos:]
+            best_before = np.minimum.accumulate(np.concatenate([[self.best], part]))[:-1]
+            improved = part < best_before - ROUNDING * np.abs(best_before)
+            last = np.maximum.accumulate(np.where(improved, np.arange(len(part)), -1))
+            best_step = np.where(last >= 0, steps[np.maximum(last, 0)], self.best_step)
+            due = np.flatnonzero(~improved & (steps - best_step >= patience))
+            k = int(due[0]) if len(due) else len(part) - 1  # where this call leaves the best
+            self.best = float(min(self.best, part[:k + 1].min()))
+            if last[k] >= 0:
+                self.best_step = int(steps[last[k]])
+            return pos + k if len(due) else n
+        running_min = -np.minimum.accumulate(u[pos:])  # nondecreasing: searchable
+        start = pos
+        while True:
+            bar = self.best - delta * abs(self.best)
+            nxt = max(pos, start + int(np.searchsorted(running_min, -bar, side="right")))
+            due = max(pos, int(np.searchsorted(st, self.best_step + patience, side="left")))
+            if due < min(nxt, n):
+                return due
+            if nxt >= n:
+                return n
+            self.best, self.best_step = float(u[nxt]), int(st[nxt])
+            pos = nxt + 1
+
+    def _noise(self, raw: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        """Per point: ``noise_margin`` standard deviations of the smoothed value's noise.
+
+        The raw values' standard deviation is taken from their second differences
+        (``x_t - 2 x_(t-1) + x_(t-2)``, blind to a straight trend): ``sqrt(pi / 12)``
+        times their mean absolute size for independent noise, averaged over the
+        trailing ``window`` points (an EMA); the smoothing's weight ``w`` of each
+        point's past scales it by ``sqrt((1 - w) / (1 + w))``. Batches split anywhere
+        give the same values."""
+        sigmas = float(self.rule.value("noise_margin"))
+        if sigmas <= 0:
+            return np.zeros(len(raw))
+        memory = 1.0 - 1.0 / max(1, int(self.rule.value("window")))
+        known = np.asarray(self.last_values, dtype=np.float64)
+        seq = np.concatenate([known, raw])
+        curvature = np.abs(np.diff(seq, n=2)) if len(seq) > 2 else np.empty(0)
+        mean = ema(curvature, self.curvature, memory)
+        first = 2 - len(known)  # the index in raw of the first second difference
+        per_point = np.empty(len(raw))
+        per_point[:max(first, 0)] = self.curvature or 0.0
+        per_point[max(first, 0):] = mean[max(0, -first):]
+        if len(mean):
+            self.curvature = float(mean[-1])
+        self.last_values = seq[-2:].tolist()
+        return sigmas * per_point * math.sqrt(math.pi / 12) * np.sqrt((1 - weight) / (1 + weight))
+
+    def _next_better(self, u: np.ndarray, noise: np.ndarray, pos: int, delta: float) -> int:
+        """The first index from ``pos`` better than the best by ``min_delta`` and by the noise
+        margin (len(u): none). Looks ahead in spans that double: a batch costs time in
+        proportion to its length."""
+        assert self.best is not None
+        bar = self.best - max(delta, ROUNDING) * abs(self.best)
+        span = 64
+        while pos < len(u):
+            end = min(len(u), pos + span)
+            better = (u[pos:end] < bar) & (u[pos:end] + noise[pos:end] < self.best)
+            if better.any():
+                return pos + int(np.argmax(better))
+            pos, span = end, span * 2
+        return len(u)
 
     def _fired(self, sign: float, st: np.ndarray, wall: np.ndarray, s: np.ndarray, i: int, patience: int,
                delta: float) -> Transition:

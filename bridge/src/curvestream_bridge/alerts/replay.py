@@ -125,15 +125,16 @@ def _stalled(engine: AlertEngine, rules: list, project: str, run: str, walls: li
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="curvestream alerts test",
                                      description="Replay a stored run through alert rules; print what would fire.")
-    parser.add_argument("--rules", required=True, help="YAML rules file (docs/alerts.md)")
+    parser.add_argument("--rules", required=True, metavar="FILE", help="YAML rules file (docs/alerts.md)")
     parser.add_argument("--bridge", default=os.environ.get("CURVESTREAM_BRIDGE_URL", "http://127.0.0.1:8080"),
-                        help="bridge HTTP base (default CURVESTREAM_BRIDGE_URL or http://127.0.0.1:8080)")
+                        metavar="URL", help="bridge HTTP base (default CURVESTREAM_BRIDGE_URL or http://127.0.0.1:8080)")
     parser.add_argument("--token", default=os.environ.get("CURVESTREAM_READ_TOKEN", ""),
                         help="read token (default CURVESTREAM_READ_TOKEN)")
-    parser.add_argument("--batch", type=int, default=1000, help="points per evaluated batch (default 1000)")
+    parser.add_argument("--batch", type=int, default=1000, metavar="POINTS",
+                        help="points per evaluated batch (default 1000)")
     parser.add_argument("--json", action="store_true", help="one JSON object per alert change instead of text")
-    parser.add_argument("project")
-    parser.add_argument("run")
+    parser.add_argument("project", help="the run's project")
+    parser.add_argument("run", help="the run (as the runs list names it)")
     args = parser.parse_args(argv)
     try:
         rules = load_rules(args.rules)

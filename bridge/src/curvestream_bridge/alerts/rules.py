@@ -11,7 +11,14 @@ Every mistake is reported with the rule's name (or position) and the field:
     >>> parse_rules("rules: [{name: p, kind: plateau, patience_steps: -5}]")
     Traceback (most recent call last):
     ...
-    ...RulesError: alert rules: rule 'p' (rules[0]), field 'patience_steps': must be at least 1, got -5
+    curvestream_bridge.alerts.rules.RulesError: alert rules: rule 'p' (rules[0]), field 'patience_steps': must be at least 1, got -5
+
+and YAML that does not parse by its line and column:
+
+    >>> parse_rules("rules: [{name: p, kind: plateau", "rules.yaml")
+    Traceback (most recent call last):
+    ...
+    curvestream_bridge.alerts.rules.RulesError: alert rules rules.yaml: not valid YAML at line 1, column 32: expected ',' or '}', but got '<stream end>'
 
 The full schema is in docs/alerts.md.
 """
@@ -86,13 +93,17 @@ class Rule(BaseModel):
     mode: Literal["min", "max"] | None = None
     """plateau, threshold: which direction is better (plateau) or bad (threshold: max fires above)."""
     smoothing: float | None = None
-    """plateau: EMA weight of the past, 0 <= smoothing < 1 (0 = raw values). Default 0.9."""
+    """plateau: EMA weight of the past per step, 0 <= smoothing < 1 (0 = raw values); a key logged every k
+    steps weighs its past by smoothing**k. Default 0.99."""
     patience_steps: int | None = None
-    """plateau: steps without improvement before it fires. Default 500."""
+    """plateau: steps without improvement before it fires. Default 1000."""
     min_delta: float | None = None
-    """plateau: relative improvement that counts, >= 0. Default 0.0."""
+    """plateau: relative improvement that counts, >= 0. Default 0.005."""
     warmup_steps: int | None = None
     """plateau: steps after the series' first before it is judged. Default 0."""
+    noise_margin: float | None = None
+    """plateau: once firing, an improvement must also exceed this many standard deviations of the smoothed
+    value's noise to resolve it (0: min_delta alone). Default 3."""
     ignore_spikes: float | None = None
     """plateau: points with a robust z above this are left out of the smoothing (0: keep all). Default 10."""
     threshold: float | None = None
@@ -105,15 +116,16 @@ class Rule(BaseModel):
     """stalled: seconds without a new point while the run is running. Default 300."""
 
     _ALLOWED = {
-        "plateau": {"mode", "smoothing", "patience_steps", "min_delta", "warmup_steps", "ignore_spikes", "window"},
+        "plateau": {"mode", "smoothing", "patience_steps", "min_delta", "noise_margin", "warmup_steps", "ignore_spikes",
+                    "window"},
         "nonfinite": set(),
         "spike": {"threshold", "window", "min_points"},
         "threshold": {"threshold", "mode"},
         "stalled": {"after_s"},
         "lost": set(),
     }
-    _TUNABLE = {"mode", "smoothing", "patience_steps", "min_delta", "warmup_steps", "ignore_spikes", "threshold",
-                "window", "min_points", "after_s"}
+    _TUNABLE = {"mode", "smoothing", "patience_steps", "min_delta", "noise_margin", "warmup_steps", "ignore_spikes",
+                "threshold", "window", "min_points", "after_s"}
 
     @field_validator("name")
     @classmethod
@@ -141,7 +153,7 @@ class Rule(BaseModel):
             raise ValueError(f"must not be negative, got {v}")
         return v
 
-    @field_validator("min_delta", "ignore_spikes")
+    @field_validator("min_delta", "noise_margin", "ignore_spikes")
     @classmethod
     def _not_negative(cls, v: float | None) -> float | None:
         if v is not None and not v >= 0:
@@ -194,8 +206,9 @@ class Rule(BaseModel):
 
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
-    "plateau": {"mode": "min", "smoothing": 0.9, "patience_steps": 500, "min_delta": 0.0, "warmup_steps": 0,
-                "ignore_spikes": 10.0, "window": 100},
+    # tuned on real trainings (bench/alerts_quality.py): a healthy run raises at most one, at convergence
+    "plateau": {"mode": "min", "smoothing": 0.99, "patience_steps": 1000, "min_delta": 0.005, "noise_margin": 3.0,
+                "warmup_steps": 0, "ignore_spikes": 10.0, "window": 100},
     "nonfinite": {},
     "spike": {"threshold": 10.0, "window": 100, "min_points": 20},
     "threshold": {"mode": "max"},
@@ -214,8 +227,7 @@ def default_rules() -> list[Rule]:
     """What applies when ``CURVESTREAM_ALERT_RULES`` is unset."""
     return [
         Rule(name="nonfinite", kind="nonfinite", key="*"),
-        Rule(name="loss-plateau", kind="plateau", key="*loss*", mode="min", smoothing=0.9, patience_steps=1000,
-             min_delta=0.0, warmup_steps=100),
+        Rule(name="loss-plateau", kind="plateau", key="*loss*"),  # the plateau kind's defaults
         Rule(name="stalled", kind="stalled", after_s=300),
         Rule(name="lost", kind="lost"),
     ]
@@ -234,7 +246,7 @@ def parse_rules(text: str, source: str = "alert rules") -> list[Rule]:
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise RulesError(f"{where}: not valid YAML: {exc}") from None
+        raise RulesError(f"{where}: {_yaml_error(exc)}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("rules"), list):
         raise RulesError(f"{where}: expected a mapping with a list under 'rules:'")
     unknown = sorted(set(doc) - {"rules"})
@@ -256,6 +268,15 @@ def parse_rules(text: str, source: str = "alert rules") -> list[Rule]:
         names.add(rule.name)
         rules.append(rule)
     return rules
+
+
+def _yaml_error(exc: yaml.YAMLError) -> str:
+    """One line with where the YAML goes wrong (line and column from 1), not PyYAML's
+    lines naming ``"<unicode string>"``."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"not valid YAML{where}: {problem}"
 
 
 def _describe(exc: ValidationError) -> str:

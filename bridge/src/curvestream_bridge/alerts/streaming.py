@@ -5,6 +5,12 @@ values with the robust z of new points against it.
     >>> import numpy as np
     >>> ema(np.array([0.0, 1.0, 2.0]), None, 0.5).tolist()
     [0.0, 0.5, 1.25]
+
+With ``gaps`` (steps since the point before), the weight is per step: a point
+two steps after the last weighs the past by ``weight ** 2``:
+
+    >>> ema(np.array([0.0, 1.0, 2.0]), None, 0.5, gaps=np.array([1, 1, 2])).round(12).tolist()
+    [0.0, 0.5, 1.625]
 """
 
 from __future__ import annotations
@@ -17,21 +23,51 @@ import numpy as np
 
 __all__ = ["ema", "TrailingWindow"]
 
+EXPONENT_SPAN = 30.0
+"""A chunk of the vectorized EMA spans at most weight**-k = e**30, so the sums stay finite and exact enough."""
 
-def ema(x: np.ndarray, prev: float | None, weight: float) -> np.ndarray:
-    """s_t = weight * s_(t-1) + (1 - weight) * x_t, vectorized; s starts at the first x
-    when there is no ``prev``. Works in chunks short enough that weight**-n stays finite."""
+
+def ema(x: np.ndarray, prev: float | None, weight: float, gaps: np.ndarray | None = None) -> np.ndarray:
+    """s_t = a_t * s_(t-1) + (1 - a_t) * x_t with a_t = weight (or weight ** gaps[t]),
+    vectorized; s starts at the first x when there is no ``prev``. Works in chunks short
+    enough that the powers of the weight stay finite."""
     if weight == 0 or not len(x):
         return x.astype(np.float64, copy=True)
+    if gaps is not None:
+        return _ema_gaps(x, prev, weight, np.maximum(gaps, 1).astype(np.float64))
     out = np.empty(len(x), dtype=np.float64)
     s = float(x[0]) if prev is None else float(prev)
-    length = max(1, int(30.0 / -math.log(weight)))
+    length = max(1, int(EXPONENT_SPAN / -math.log(weight)))
     up, down = _powers(weight, length)
     for start in range(0, len(x), length):
         part = x[start:start + length]
         m = len(part)
         out[start:start + m] = down[1:m + 1] * s + (1 - weight) * down[:m] * np.cumsum(part * up[:m])
         s = float(out[start + m - 1])
+    return out
+
+
+def _ema_gaps(x: np.ndarray, prev: float | None, weight: float, gaps: np.ndarray) -> np.ndarray:
+    """s_i = w**D_i * (s + sum_(j<=i) w**-D_j * (1 - w**g_j) * x_j), D the gaps summed within a chunk."""
+    out = np.empty(len(x), dtype=np.float64)
+    s = float(x[0]) if prev is None else float(prev)
+    log_w = math.log(weight)
+    span = EXPONENT_SPAN / -log_w  # steps per chunk at most
+    total = np.cumsum(gaps)
+    start = 0
+    while start < len(x):
+        before = total[start - 1] if start else 0.0
+        end = max(start + 1, int(np.searchsorted(total, before + span, side="right")))
+        g = gaps[start:end]
+        if end - start == 1 and g[0] > span:  # a long gap alone: the past weighs (almost) nothing
+            keep = math.exp(log_w * g[0])
+            out[start] = s = keep * s + (1 - keep) * float(x[start])
+        else:
+            d = total[start:end] - before
+            terms = np.exp(-log_w * d) * -np.expm1(log_w * g) * x[start:end]
+            out[start:end] = np.exp(log_w * d) * (s + np.cumsum(terms))
+            s = float(out[end - 1])
+        start = end
     return out
 
 
