@@ -9,9 +9,9 @@ import logging
 import math
 import threading
 import time
-from typing import Any
+from typing import Any, Iterator
 
-__all__ = ["train", "run_sweep"]
+__all__ = ["spirals", "train", "run_sweep"]
 
 log = logging.getLogger("curvestream.demo")
 
@@ -25,17 +25,17 @@ def _spirals(np: Any, n: int, noise: float, rng: Any) -> tuple[Any, Any]:
     return x, cls
 
 
-def train(project: str, run_name: str, lr: float, steps: int, seconds: float, hidden: int = 64,
-          seed: int = 0, group: str = "", stop: threading.Event | None = None, **settings: Any) -> None:
+def spirals(lr: float, steps: int, hidden: int = 64, seed: int = 0, full_loss_every: int = 0,
+            ) -> Iterator[tuple[int, dict[str, float], Any]]:
+    """The demo's training, without curvestream: minibatch SGD with momentum, warm-up
+    and cosine decay; yields ``(step, metrics, w1)`` each step (the validation metrics
+    every 25 steps; ``full_loss_every``: also ``train/loss (all)``, the loss over
+    every training sample, that often)."""
     import numpy as np
-
-    import curvestream
 
     rng = np.random.default_rng(seed)
     x_train, y_train = _spirals(np, 4000, 0.03, rng)
     x_val, y_val = _spirals(np, 1000, 0.03, rng)
-    config = {"lr": lr, "hidden": hidden, "steps": steps, "batch_size": 128, "optimizer": "sgd+momentum",
-              "schedule": "warmup+cosine", "seed": seed}
     w1 = rng.normal(0, 1 / math.sqrt(2), (2, hidden))
     b1 = np.zeros(hidden)
     w2 = rng.normal(0, 1 / math.sqrt(hidden), (hidden, 2))
@@ -43,6 +43,54 @@ def train(project: str, run_name: str, lr: float, steps: int, seconds: float, hi
     params = [w1, b1, w2, b2]
     velocity = [np.zeros_like(p) for p in params]
     warmup = max(1, steps // 20)
+
+    def evaluate(x: Any, y: Any) -> tuple[float, float]:
+        hv = np.maximum(x @ w1 + b1, 0) @ w2 + b2
+        hv -= hv.max(axis=1, keepdims=True)
+        pv = np.exp(hv)
+        pv /= pv.sum(axis=1, keepdims=True)
+        return float(-np.log(pv[np.arange(len(y)), y] + 1e-12).mean()), float((pv.argmax(axis=1) == y).mean())
+
+    for step in range(steps):
+        lr_now = lr * min(1.0, (step + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * step / steps))
+        full = evaluate(x_train, y_train)[0] if full_loss_every and step % full_loss_every == 0 else None
+        idx = rng.integers(0, len(x_train), 128)
+        xb, yb = x_train[idx], y_train[idx]
+        h = np.maximum(xb @ w1 + b1, 0)
+        logits = h @ w2 + b2
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        p /= p.sum(axis=1, keepdims=True)
+        loss = float(-np.log(p[np.arange(len(yb)), yb] + 1e-12).mean())
+        acc = float((p.argmax(axis=1) == yb).mean())
+        g_logits = p
+        g_logits[np.arange(len(yb)), yb] -= 1
+        g_logits /= len(yb)
+        g_w2 = h.T @ g_logits
+        g_b2 = g_logits.sum(axis=0)
+        g_h = g_logits @ w2.T * (h > 0)
+        g_w1 = xb.T @ g_h
+        g_b1 = g_h.sum(axis=0)
+        grads = [g_w1, g_b1, g_w2, g_b2]
+        grad_norm = float(math.sqrt(sum(float((g * g).sum()) for g in grads)))
+        for prm, g, v in zip(params, grads, velocity):
+            v *= 0.9
+            v -= lr_now * g
+            prm += v
+        metrics = {"train/loss": loss, "train/accuracy": acc, "lr": lr_now, "grad_norm": grad_norm}
+        if step % 25 == 0 or step == steps - 1:
+            metrics["val/loss"], metrics["val/accuracy"] = evaluate(x_val, y_val)
+        if full is not None:
+            metrics["train/loss (all)"] = full
+        yield step, metrics, w1
+
+
+def train(project: str, run_name: str, lr: float, steps: int, seconds: float, hidden: int = 64,
+          seed: int = 0, group: str = "", stop: threading.Event | None = None, **settings: Any) -> None:
+    import curvestream
+
+    config = {"lr": lr, "hidden": hidden, "steps": steps, "batch_size": 128, "optimizer": "sgd+momentum",
+              "schedule": "warmup+cosine", "seed": seed}
     pause = seconds / steps
     text_log = logging.getLogger(f"demo.{run_name}")
     with curvestream.init(project=project, run=run_name, config=config, group=group, tags=["demo"],
@@ -51,47 +99,18 @@ def train(project: str, run_name: str, lr: float, steps: int, seconds: float, hi
         text_log.setLevel(logging.INFO)
         text_log.propagate = False
         started = time.monotonic()
-        for step in range(steps):
+        loss = float("nan")
+        for step, metrics, w1 in spirals(lr, steps, hidden, seed):
             if stop is not None and stop.is_set():
                 text_log.warning("stopped at step %d", step)
                 run.finish("failed", "KeyboardInterrupt: the demo was stopped")
                 return
-            lr_now = lr * min(1.0, (step + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * step / steps))
-            idx = rng.integers(0, len(x_train), 128)
-            xb, yb = x_train[idx], y_train[idx]
-            h = np.maximum(xb @ w1 + b1, 0)
-            logits = h @ w2 + b2
-            logits -= logits.max(axis=1, keepdims=True)
-            p = np.exp(logits)
-            p /= p.sum(axis=1, keepdims=True)
-            loss = float(-np.log(p[np.arange(len(yb)), yb] + 1e-12).mean())
-            acc = float((p.argmax(axis=1) == yb).mean())
-            g_logits = p
-            g_logits[np.arange(len(yb)), yb] -= 1
-            g_logits /= len(yb)
-            g_w2 = h.T @ g_logits
-            g_b2 = g_logits.sum(axis=0)
-            g_h = g_logits @ w2.T * (h > 0)
-            g_w1 = xb.T @ g_h
-            g_b1 = g_h.sum(axis=0)
-            grads = [g_w1, g_b1, g_w2, g_b2]
-            grad_norm = float(math.sqrt(sum(float((g * g).sum()) for g in grads)))
-            for prm, g, v in zip(params, grads, velocity):
-                v *= 0.9
-                v -= lr_now * g
-                prm += v
-            metrics = {"train/loss": loss, "train/accuracy": acc, "lr": lr_now, "grad_norm": grad_norm}
-            if step % 25 == 0 or step == steps - 1:
-                hv = np.maximum(x_val @ w1 + b1, 0) @ w2 + b2
-                hv -= hv.max(axis=1, keepdims=True)
-                pv = np.exp(hv)
-                pv /= pv.sum(axis=1, keepdims=True)
-                metrics["val/loss"] = float(-np.log(pv[np.arange(len(y_val)), y_val] + 1e-12).mean())
-                metrics["val/accuracy"] = float((pv.argmax(axis=1) == y_val).mean())
+            loss = metrics["train/loss"]
             run.log(metrics, step=step)
             if step % 100 == 0:
                 run.log_histogram("weights/w1", w1, step=step)
-                text_log.info("step %d: loss %.4f, accuracy %.3f, lr %.5f", step, loss, acc, lr_now)
+                text_log.info("step %d: loss %.4f, accuracy %.3f, lr %.5f", step, loss, metrics["train/accuracy"],
+                              metrics["lr"])
             ahead = started + (step + 1) * pause - time.monotonic()
             if ahead > 0:
                 time.sleep(ahead)
