@@ -14,38 +14,52 @@ import json
 import logging
 import os
 import sys
+import textwrap
 import urllib.error
 import urllib.request
 from typing import Any
 
+from pydantic import ValidationError
+
 from curvestream_bridge.replay import replay_parked
 from curvestream_bridge.service import Bridge, run_bridge
-from curvestream_bridge.settings import BridgeSettings
+from curvestream_bridge.settings import BridgeSettings, describe_error
 
 __all__ = ["main"]
 
 REPLAY = "replay-dead-letters"
 
 
-def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:2] == ["grafana", "sync"]:  # curvestream-bridge grafana sync ... (needs the [grafana] extra)
-        from curvestream_bridge.grafana_sync import main as grafana_sync
+COMMANDS = (
+    (REPLAY, "store the batches the bridge parked after unexpected store errors, once the cause is fixed "
+             "(--offline: with the bridge stopped)"),
+    ("grafana sync", "connect an existing Grafana: data sources, dashboards, alert rules, Live token "
+                     "(needs the [grafana] extra)"),
+)
 
-        raise SystemExit(grafana_sync(argv[2:]))
-    parser = argparse.ArgumentParser(prog="curvestream bridge", description="Run the curvestream bridge.")
-    parser.add_argument("--config", help="a file of CURVESTREAM_*=value lines (see bridge.example.env)")
-    parser.add_argument("command", nargs="?", choices=[REPLAY],
-                        help=f"{REPLAY}: store the parked batches again (--help after it for more)")
+
+def main(argv: list[str] | None = None, prog: str = "curvestream-bridge") -> None:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["grafana"]:  # grafana sync ... (its options are its own; needs the [grafana] extra)
+        raise SystemExit(_grafana(argv[1:], f"{prog} grafana"))
+    parser = argparse.ArgumentParser(
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run the curvestream bridge (MQTT -> store, the HTTP API and the page), configured by\n"
+                    "CURVESTREAM_* environment variables or --config; or one of its commands.",
+        epilog="commands (each with --help):\n" + "\n".join(
+            f"  {name:21} " + "\n  ".ljust(25).join(textwrap.wrap(text, 70)) for name, text in COMMANDS))
+    parser.add_argument("--config", metavar="FILE",
+                        help="a file of CURVESTREAM_*=value lines (see bridge/bridge.example.env)")
+    parser.add_argument("command", nargs="?", choices=[REPLAY], metavar="COMMAND",
+                        help=f"{REPLAY}, or none to run the bridge (grafana sync: see below)")
     cut = argv.index(REPLAY) + 1 if REPLAY in argv else len(argv)  # what follows is the command's
     args, rest = parser.parse_args(argv[:cut]), argv[cut:]
     logging.basicConfig(level=os.environ.get("CURVESTREAM_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         settings = BridgeSettings(_env_file=args.config) if args.config else BridgeSettings()  # type: ignore[call-arg]
-    except Exception as exc:  # noqa: BLE001 - pydantic's message names the field
-        print(f"curvestream bridge: bad settings: {exc}", file=sys.stderr)
+    except ValidationError as exc:
+        print(f"curvestream bridge: bad settings: {describe_error(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
     if args.command == REPLAY:
         raise SystemExit(_replay_command(settings, rest))
@@ -53,6 +67,20 @@ def main(argv: list[str] | None = None) -> None:
         run_bridge(settings)
     except KeyboardInterrupt:
         pass
+
+
+def _grafana(argv: list[str], prog: str) -> int:
+    if argv[:1] == ["sync"]:
+        from curvestream_bridge.grafana_sync import main as grafana_sync
+
+        return grafana_sync(argv[1:])
+    text = (f"usage: {prog} sync --url URL [--token TOKEN] [--dry-run] [...]\n\n"
+            f"  sync  {COMMANDS[1][1]}; `{prog} sync --help` for its options\n")
+    if argv[:1] in (["--help"], ["-h"]):
+        print(text, end="")
+        return 0
+    print(text + f"{prog}: unknown command {' '.join(argv) or '(none)'}", file=sys.stderr)
+    return 2
 
 
 def _replay_through_bridge(settings: BridgeSettings, url: str) -> dict[str, Any]:

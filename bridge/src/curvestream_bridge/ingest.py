@@ -60,6 +60,7 @@ from curvestream_bridge.metrics import (
 )
 from curvestream_bridge.parked import ParkedBatch, ParkedBatches
 from curvestream_bridge.ratelog import RateLimitedLog
+from curvestream_bridge.retained import RetainedRuns
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.base import Store, StoreRejected, StoreUnavailable
 
@@ -85,6 +86,7 @@ class Message:
     received_ns: int = 0
     parked: ParkedBatch | None = None  # a replay: the parked batch this payload came from
     decoded: DecodedBatch | None = None  # decoded (and clock-corrected) when submitted, already pushed live
+    retained: bool = False  # MQTT: delivered from the broker's retained store (published before the subscription)
 
 
 class Ingest:
@@ -116,6 +118,7 @@ class Ingest:
         self.healthy = True
         self.clocks = ClockSkew(settings.clock_skew_tolerance_s, settings.clock_skew_certain_after_s, metrics)
         self.parked = ParkedBatches(settings.parked_dir) if settings.parked_dir else None
+        self.retained = RetainedRuns(lambda: {(r.project, r.run) for r in self.store.runs()})
         self.unexpected_error = ""  # set while a write that failed unexpectedly is being retried
         self.last_unexpected_error = ""
         metrics.gauge_fn(INGEST_QUEUE_DEPTH, self.queue.qsize)
@@ -256,6 +259,8 @@ class Ingest:
             if b.status is not None and self.on_status is not None:
                 self.on_status(b.status)
         self._commit([*fresh, *parked, *duplicates])  # a parked batch is the bridge's now: the spool may let go
+        for m in self.retained.stored((b.project, b.run) for _, b in fresh):  # held back until a point came
+            self._other(m)
         for m in others:
             self._other(m)
 
@@ -419,6 +424,10 @@ class Ingest:
 
     def _other(self, m: Message) -> None:
         assert m.topic_run is not None
+        if self.retained.hold(m):
+            return
+        for held in self.retained.release(m.topic_run):
+            self._other(held)
         try:
             if m.kind == Kind.STATUS:
                 status = decode_status(m.payload, m.topic_run)

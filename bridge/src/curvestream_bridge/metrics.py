@@ -120,6 +120,12 @@ ROLLUP_CACHE_MISSES = counter("curvestream_rollup_cache_misses_total",
 # connections
 LIVE_CLIENTS = gauge("curvestream_live_clients", "Open WebSocket connections.")
 MQTT_CONNECTED = gauge("curvestream_mqtt_connected", "1 while the bridge's MQTT subscriber is connected.")
+MQTT_DISCONNECTS = counter("curvestream_mqtt_disconnects_total",
+                           "Times the bridge's MQTT connection ended without the bridge stopping (it reconnects).")
+MQTT_TAKEOVERS = counter("curvestream_mqtt_takeovers_total",
+                         "Of those, the times another client with the same client id took the connection over.")
+RETAINED_RUNS_HELD = gauge("curvestream_retained_runs_held", "Runs known only from retained meta/status messages, "
+                           "not listed until a point of theirs is stored or they speak live (retained.py).")
 # alerts
 ALERTS = counter("curvestream_alerts_total", "Alert changes (firing, resolved) saved, by kind and state.",
                  "kind", "state")

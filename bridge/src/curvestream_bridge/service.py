@@ -7,22 +7,28 @@ from __future__ import annotations
 
 import logging
 import pathlib
+import re
+import socket
 import threading
+import urllib.request
 from typing import Any
 
 import uvicorn
+from pydantic import ValidationError
 
 from curvestream_wire.topics import Topics
 
 from curvestream_bridge.alerts.cluster import AlertFeed
 from curvestream_bridge.alerts.service import AlertService
 from curvestream_bridge.api import BridgeApi, create_app
+from curvestream_bridge.client_id import ClientId, data_dir
 from curvestream_bridge.embedded import EmbeddedBroker
 from curvestream_bridge.ingest import Ingest
 from curvestream_bridge.library_logs import route_library_logs
 from curvestream_bridge.live import LiveHub
 from curvestream_bridge.metrics import (
     LIVE_CLIENTS,
+    RETAINED_RUNS_HELD,
     ROLLUP_CACHE_BYTES,
     ROLLUP_CACHE_ENTRIES,
     ROLLUP_CACHE_HITS,
@@ -32,18 +38,21 @@ from curvestream_bridge.metrics import (
 )
 from curvestream_bridge.receipts import Receipts
 from curvestream_bridge.run_tails import RunTails
-from curvestream_bridge.settings import BridgeSettings, parse_addr
+from curvestream_bridge.settings import BridgeSettings, describe_error, parse_addr
 from curvestream_bridge.store import Store, open_store
+from curvestream_bridge.store.base import StoreUnavailable
 from curvestream_bridge.store.m4.fold import load_in_background
 from curvestream_bridge.subscriber import Subscriber
 
-__all__ = ["Bridge", "run_bridge", "run_embedded"]
+__all__ = ["Bridge", "StartError", "run_bridge", "run_embedded"]
 
 log = logging.getLogger("curvestream.bridge")
 
 
 class Bridge:
     def __init__(self, settings: BridgeSettings, store: Store | None = None) -> None:
+        self.client_id = ClientId.resolve(settings.mqtt_client_id, data_dir(settings.store, settings.parked_dir))
+        settings = settings.model_copy(update={"mqtt_client_id": self.client_id.value})
         self.settings = settings
         self.metrics = Metrics()
         self.store = store if store is not None else open_store(settings.store, writer_id=settings.mqtt_client_id)
@@ -68,6 +77,7 @@ class Bridge:
 
             self.live.grafana = GrafanaLivePusher(settings)
         self.metrics.gauge_fn(LIVE_CLIENTS, lambda: self.live.client_count)
+        self.metrics.gauge_fn(RETAINED_RUNS_HELD, lambda: self.ingest.retained.runs_held)
         if hasattr(self.store, "expired_points"):  # points older than InfluxDB's retention policy, dropped by it
             self.metrics.gauge_fn(STORE_EXPIRED_POINTS, lambda: self.store.expired_points)
         cache = getattr(self.store, "rollup_cache", None)  # DuckDB's rollup rows kept for reads
@@ -124,6 +134,7 @@ class Bridge:
         if self.live.grafana is not None:
             self.live.grafana.close()
         self.store.close()
+        self.client_id.release()
 
 
 def _serve(bridge: Bridge, on_ready: Any = None) -> None:
@@ -153,21 +164,65 @@ def _has_sansio() -> bool:
 def run_bridge(settings: BridgeSettings, store: Store | None = None) -> None:
     """Serve until interrupted; ``store``: an engine already open instead of ``settings.store``."""
     settings.check_exposure()
+    host, port = parse_addr(settings.http_addr)
+    busy = _port_busy(host, port)
+    if busy:
+        raise SystemExit(f"curvestream bridge: cannot listen on {settings.http_addr} ({busy}); set "
+                         "CURVESTREAM_HTTP_ADDR to a free address")
     bridge = Bridge(settings, store)
     bridge.start()
-    log.warning("curvestream bridge: store %s, MQTT %s, HTTP on http://%s", bridge.store.name,
-                settings.mqtt_url or "(off)", settings.http_addr)
+    log.info("curvestream bridge: store %s, MQTT %s (client id %s), HTTP on http://%s", bridge.store.name,
+             settings.mqtt_url or "(off)", bridge.settings.mqtt_client_id, settings.http_addr)
     try:
         _serve(bridge)
     finally:
         bridge.stop()
 
 
+class StartError(RuntimeError):
+    """Why the embedded stack cannot start, in one line for the console."""
+
+
+def _port_busy(host: str, port: int) -> str:
+    """Why ``port`` cannot be listened on (empty: it can), as the servers bind it (SO_REUSEADDR)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return ""
+
+
+def _check_ports(host: str, http_port: int, mqtt_port: int) -> None:
+    for what, h, p, option in (("the page and API", host, http_port, "--port"),
+                               ("the MQTT broker", "127.0.0.1", mqtt_port, "--mqtt-port")):
+        busy = _port_busy(h, p)
+        if busy:
+            hint = ""
+            if what == "the page and API" and _healthy(f"http://{h}:{p}"):
+                hint = f" by a curvestream already running: http://{h}:{p}"
+            raise StartError(f"port {p} on {h}, for {what}, is in use{hint} ({busy}); choose another with {option} N")
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/healthz", timeout=1.0) as resp:
+            return resp.status == 200
+    except (OSError, ValueError):
+        return False
+
+
 def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127.0.0.1",
                  on_ready: Any = None, on_shutdown: Any = None, extra_env: dict[str, str] | None = None) -> None:
     """``curvestream up``: amqtt + bridge + DuckDB + page, all on loopback by default."""
+    _check_ports(host, http_port, mqtt_port)
     data = pathlib.Path(data_dir).resolve()
-    data.mkdir(parents=True, exist_ok=True)
+    try:
+        data.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StartError(f"cannot make the data directory {data}: {exc.strerror or exc}") from None
     broker = EmbeddedBroker("127.0.0.1", mqtt_port)
     overrides = {
         "store": f"duckdb:///{data / 'curvestream.duckdb'}",
@@ -179,11 +234,25 @@ def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127
         "parked_dir": str(data / "parked"),
         **(extra_env or {}),
     }
-    settings = BridgeSettings(**overrides)
+    try:
+        settings = BridgeSettings(**overrides)
+    except ValidationError as exc:
+        raise StartError(f"bad settings: {describe_error(exc)}") from None
     settings.check_exposure()
-    bridge = Bridge(settings)
+    try:
+        bridge = Bridge(settings)
+    except StoreUnavailable as exc:
+        holder = re.search(r"PID (\d+)", str(exc))
+        if holder:
+            raise StartError(f"the data directory {data} is in use by another curvestream (PID {holder[1]}): stop "
+                             "it, or give this one its own with --data DIR") from None
+        raise StartError(f"cannot open the store in {data}: {exc}") from None
     route_library_logs(bridge.metrics)  # amqtt's warnings: counted, one line each, no tracebacks
-    broker.start()
+    try:
+        broker.start()
+    except RuntimeError as exc:
+        bridge.stop()
+        raise StartError(str(exc)) from None
     bridge.start()
 
     def ready() -> None:

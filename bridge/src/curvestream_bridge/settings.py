@@ -9,10 +9,10 @@ import socket
 import urllib.parse
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["BridgeSettings", "parse_addr"]
+__all__ = ["BridgeSettings", "parse_addr", "describe_error"]
 
 
 class BridgeSettings(BaseSettings):
@@ -21,10 +21,13 @@ class BridgeSettings(BaseSettings):
     mqtt_url: str = "mqtt://127.0.0.1:1883"
     """Broker to subscribe to (``mqtt://user:pass@host:port``, ``mqtts://`` for TLS); empty: HTTP ingest only."""
 
-    mqtt_client_id: str = Field(default_factory=lambda: f"curvestream-bridge-{socket.gethostname()}")
-    """Persistent-session client id: keep it stable across restarts so the broker
-    keeps messages for the bridge while it is down; unique per bridge (bridges
-    sharing a subscription or an InfluxDB database tell their rows apart by it)."""
+    mqtt_client_id: str = ""
+    """Persistent-session client id: stable across restarts, so the broker keeps
+    messages for the bridge while it is down; unique per bridge (a broker drops
+    the older of two connections with one id; bridges sharing a subscription or
+    an InfluxDB database tell their rows apart by it). Empty: the bridge makes
+    ``curvestream-bridge-<host>-<6 random characters>`` once and keeps it in its
+    data directory (``client_id.py``). CURVESTREAM_MQTT_CLIENT_ID."""
 
     mqtt_shared_group: str = ""
     """MQTT 5 shared subscription group (``$share/<group>/…``): bridges in one
@@ -142,6 +145,25 @@ class BridgeSettings(BaseSettings):
                 f"curvestream bridge: refusing to listen on {self.http_addr} without {' and '.join(missing)}; "
                 "set the tokens, bind 127.0.0.1, or set CURVESTREAM_ALLOW_OPEN=1 behind your own proxy"
             )
+
+
+def describe_error(exc: ValidationError) -> str:
+    """Pydantic's lines in one, each naming its environment variable:
+
+        >>> try:
+        ...     BridgeSettings(store="x://", max_batch_points=0)
+        ... except ValidationError as exc:
+        ...     print(describe_error(exc))
+        CURVESTREAM_STORE: store must be duckdb:///path or influxdb://host:port/db, got 'x://'; \
+CURVESTREAM_MAX_BATCH_POINTS: must be positive
+    """
+    parts = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"])
+        inner = (err.get("ctx") or {}).get("error")
+        msg = str(inner) if isinstance(inner, ValueError) else err["msg"]
+        parts.append(f"CURVESTREAM_{field.upper()}: {msg}" if field else msg)
+    return "; ".join(parts)
 
 
 def parse_addr(addr: str) -> tuple[str, int]:

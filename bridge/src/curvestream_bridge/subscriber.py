@@ -15,8 +15,10 @@ from curvestream_wire.mqtt import Callbacks, MqttConnection, MqttEndpoint, Sessi
 from curvestream_wire.topics import Topics
 from curvestream_wire.v1 import run_pb2
 
+from curvestream_bridge.client_id import TakeoverWatch
 from curvestream_bridge.ingest import Ingest, Kind, Message
-from curvestream_bridge.metrics import MQTT_CONNECTED, REJECTED, Metrics
+from curvestream_bridge.metrics import MQTT_CONNECTED, MQTT_DISCONNECTS, MQTT_TAKEOVERS, REJECTED, Metrics
+from curvestream_bridge.ratelog import RateLimitedLog
 from curvestream_bridge.settings import BridgeSettings
 
 __all__ = ["Subscriber"]
@@ -45,6 +47,8 @@ class Subscriber:
                               on_message=self._on_message)
         self._conn = MqttConnection(endpoint, options, callbacks, settings.mqtt_protocol)
         self._connected = threading.Event()
+        self._takeover = TakeoverWatch(settings.mqtt_client_id)
+        self._quiet = RateLimitedLog(log, every_s=60.0)
         self._stopped = threading.Event()
         self._supervisor: threading.Thread | None = None
         metrics.gauge_fn(MQTT_CONNECTED, lambda: 1.0 if self._connected.is_set() else 0.0)
@@ -83,6 +87,7 @@ class Subscriber:
                 log.warning("curvestream bridge: broker refused the connection: %s", reason_code)
             return
         client.subscribe([(f, 1) for f in self._filters()])
+        self._takeover.connected()
         self._connected.set()
         log.info("curvestream bridge: subscribed at %s:%s (MQTT %s, session present: %s)",
                  self._conn.endpoint.host, self._conn.endpoint.port,
@@ -90,8 +95,15 @@ class Subscriber:
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
         self._connected.clear()
-        if not self._stopped.is_set():
-            log.warning("curvestream bridge: MQTT connection lost (%s); reconnecting", reason_code)
+        if self._stopped.is_set():
+            return
+        self.metrics.inc(MQTT_DISCONNECTS)
+        taken = self._takeover.dropped(getattr(reason_code, "value", None))
+        if taken:
+            self.metrics.inc(MQTT_TAKEOVERS)
+            self._quiet.warning("takeover", "curvestream bridge: %s", taken)
+            return
+        log.warning("curvestream bridge: MQTT connection lost (%s); reconnecting", reason_code)
 
     def _on_message(self, client, userdata, message) -> None:  # noqa: ANN001
         parsed = Topics.parse(message.topic)
@@ -112,7 +124,8 @@ class Subscriber:
         if leaf != Kind.POINTS and not message.payload:
             ack()  # a cleared retained message
             return
-        msg = Message(leaf, message.payload, "mqtt", (project, run), ack=ack, received_ns=time.time_ns())
+        msg = Message(leaf, message.payload, "mqtt", (project, run), ack=ack, received_ns=time.time_ns(),
+                      retained=bool(message.retain))
         while not self._stopped.is_set():
             try:
                 self.ingest.submit(msg, timeout=1.0)
