@@ -14,7 +14,8 @@ the panel plugin is installed (and says how to install it when it is not),
 and creates the service account and token the bridge pushes Grafana Live
 points with, printing the bridge's two settings. A second run finds
 everything as wanted and reports nothing changed; ``--dry-run`` prints the plan
-and changes nothing. Dashboards, the folder, alert rules, rule groups and the
+and changes nothing (with no Grafana to reach it builds and checks every body
+offline and says so). Dashboards, the folder, alert rules, rule groups and the
 contact point are checked against grafana-foundation-sdk's types before they
 are sent (the SDK has no type for data sources).
 
@@ -30,6 +31,8 @@ import dataclasses
 import json
 import os
 import pathlib
+import re
+import socket
 import sys
 from typing import Any, Callable
 
@@ -45,7 +48,8 @@ _REPO_ALERT_RULES = pathlib.Path("grafana/provisioning/alerting/curvestream.yaml
 
 @dataclasses.dataclass
 class Step:
-    """One object: what sync finds (``create``, ``update``, ``unchanged``, ``missing``)
+    """One object: what sync finds (``create``, ``update``, ``unchanged``, ``missing``; without a
+    Grafana to ask, ``--dry-run`` gives ``checked``: built and type-checked, or ``unknown``)
     and how to make it so."""
 
     kind: str
@@ -109,15 +113,60 @@ def _not_found(exc: Exception) -> bool:
     return getattr(exc, "status_code", None) == 404
 
 
+class _Offline(Exception):
+    """Raised by :class:`Unreachable` for every call."""
+
+
+class Unreachable:
+    """Stands for a Grafana that cannot be reached: ``--dry-run`` still builds and checks every body,
+    and each object's step says it was checked, not compared (:data:`UNKNOWN`)."""
+
+    def __getattr__(self, name: str) -> "Unreachable":
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise _Offline()
+
+
+UNKNOWN = object()
+"""What Grafana holds, when it cannot be asked."""
+
+
 def _get(call: Callable[[], Any]) -> Any:
     from grafana_client.client import GrafanaClientError
 
     try:
         return call()
+    except _Offline:
+        return UNKNOWN
     except GrafanaClientError as exc:
         if _not_found(exc):
             return None
         raise
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """A connection that could not be made (refused, no route, unknown host, timed out)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, (ConnectionError, TimeoutError, socket.gaierror)) or "NewConnectionError" in repr(seen) \
+                or "Max retries exceeded" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost reason of a connection error in a few words ("[Errno 111] Connection refused"),
+    not urllib3's "Max retries exceeded with url ... (Caused by ...)"."""
+    text = str(exc)
+    found = re.findall(r"\[Errno -?\d+\] [^'\")]+", text)
+    if found:
+        return found[-1].strip()
+    seen: BaseException | None = exc
+    while seen.__cause__ or seen.__context__:
+        seen = seen.__cause__ or seen.__context__
+    return (getattr(seen, "strerror", None) or str(seen) or type(seen).__name__).splitlines()[0][:200]
 
 
 def _subset(wanted: Any, have: Any) -> bool:
@@ -222,6 +271,11 @@ def _alert_rule_steps(api: Any, groups: list[RuleGroup], folder_uid: str) -> lis
                                lambda b=body: api.alertingprovisioning.create_alertrule(b),
                                lambda b=body: api.alertingprovisioning.update_alertrule(b["uid"], b)))
         have = _get(lambda g=group: api.alertingprovisioning.get_rule_group(folder_uid, g.title))
+        if have is UNKNOWN:
+            _sdk_checked("rule group", {"title": group.title, "folderUid": folder_uid, "interval": group.interval_s,
+                                        "rules": group.rules})
+            steps.append(Step("rule group", f"{group.title} (every {group.interval_s} s)", "checked"))
+            continue
         if have is not None and have.get("interval") == group.interval_s:
             steps.append(Step("rule group", group.title, "unchanged"))
             continue
@@ -246,7 +300,9 @@ def plan(api: Any, args: argparse.Namespace) -> list[Step]:
     folder_uid = args.folder_uid
     folder = _sdk_checked("folder", {"uid": folder_uid, "title": args.folder})
     have = _get(lambda: api.folder.get_folder(folder_uid))
-    if have is None:
+    if have is UNKNOWN:
+        steps.append(Step("folder", args.folder, "checked"))
+    elif have is None:
         steps.append(Step("folder", args.folder, "create",
                           lambda: api.folder.create_folder(args.folder, uid=folder_uid)))
     elif have.get("title") != folder["title"]:
@@ -264,6 +320,9 @@ def plan(api: Any, args: argparse.Namespace) -> list[Step]:
 
     for board in dashboard_bodies(pathlib.Path(args.dashboards)):
         have = _get(lambda uid=board["uid"]: api.dashboard.get_dashboard(uid))
+        if have is UNKNOWN:
+            steps.append(Step("dashboard", board["title"], "checked"))
+            continue
         same = (have is not None and have.get("meta", {}).get("folderUid") == folder_uid
                 and _comparable(have.get("dashboard", {})) == _comparable(board))
         post = {"dashboard": {**board, "id": None}, "folderUid": folder_uid, "overwrite": True,
@@ -274,8 +333,10 @@ def plan(api: Any, args: argparse.Namespace) -> list[Step]:
 
     if args.webhook_url:
         body = _sdk_checked("contact point", contact_point_body(args.webhook_url))
-        found = [c for c in (api.alertingprovisioning.get_contactpoints() or []) if c.get("uid") == CONTACT_POINT_UID]
-        steps.append(_step("contact point", body["name"], found[0] if found else None, body,
+        points = _get(lambda: api.alertingprovisioning.get_contactpoints())
+        found = UNKNOWN if points is UNKNOWN else next(
+            (c for c in (points or []) if c.get("uid") == CONTACT_POINT_UID), None)
+        steps.append(_step("contact point", body["name"], found, body,
                            lambda: api.alertingprovisioning.create_contactpoint(body),
                            lambda: api.alertingprovisioning.update_contactpoint(CONTACT_POINT_UID, body)))
 
@@ -283,10 +344,17 @@ def plan(api: Any, args: argparse.Namespace) -> list[Step]:
         steps.extend(_alert_rule_steps(api, alert_rule_groups(pathlib.Path(args.alert_rules), folder_uid),
                                        folder_uid))
 
-    plugins = {p.get("id") for p in (api.plugin.list() or [])}
-    steps.append(Step("plugin", PANEL_PLUGIN_ID, "unchanged" if PANEL_PLUGIN_ID in plugins else "missing"))
+    plugins = _get(lambda: api.plugin.list())
+    if plugins is UNKNOWN:
+        steps.append(Step("plugin", PANEL_PLUGIN_ID, "unknown"))
+    else:
+        found = PANEL_PLUGIN_ID in {p.get("id") for p in (plugins or [])}
+        steps.append(Step("plugin", PANEL_PLUGIN_ID, "unchanged" if found else "missing"))
 
-    pages = api.serviceaccount.search(query=LIVE_ACCOUNT, page=1, perpage=100)  # one page per answer
+    pages = _get(lambda: api.serviceaccount.search(query=LIVE_ACCOUNT, page=1, perpage=100))  # one page per answer
+    if pages is UNKNOWN:
+        steps.append(Step("live token", LIVE_ACCOUNT, "unknown"))
+        return steps
     account = next((a for page in pages for a in page.get("serviceAccounts", []) if a.get("name") == LIVE_ACCOUNT),
                    None)
     if account is None:
@@ -299,6 +367,8 @@ def plan(api: Any, args: argparse.Namespace) -> list[Step]:
 def _step(kind: str, name: str, have: dict[str, Any] | None, want: dict[str, Any],
           create: Callable[[], Any], update: Callable[[], Any]) -> Step:
     """Create what Grafana lacks, update what differs from ``want`` (the fields Grafana returns)."""
+    if have is UNKNOWN:
+        return Step(kind, name, "checked")
     if have is None:
         return Step(kind, name, "create", create)
     if not _subset(want, have):
@@ -327,19 +397,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="curvestream grafana sync", description=__doc__.splitlines()[0])
     env = os.environ.get
     parser.add_argument("--url", required=True, help="Grafana's base URL")
-    parser.add_argument("--token", default=env("GRAFANA_TOKEN"), help="an Admin service account token")
+    parser.add_argument("--token", default=env("GRAFANA_TOKEN"),
+                        help="an Admin service account token (default GRAFANA_TOKEN)")
     parser.add_argument("--folder", default="curvestream", help="folder of the dashboards (default curvestream)")
-    parser.add_argument("--folder-uid", default="curvestream")
-    parser.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    parser.add_argument("--folder-uid", default="curvestream", help="the folder's uid (default curvestream)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the plan, change nothing; without a Grafana to reach, check what would be sent")
     parser.add_argument("--dashboards", default=str(_REPO_DASHBOARDS), help="directory of dashboard JSON files")
     parser.add_argument("--alert-rules", default=str(_REPO_ALERT_RULES),
                         help="Grafana alert rules in file-provisioning YAML (empty: none)")
     parser.add_argument("--influx-url", default=env("INFLUXDB_URL", "http://influxdb:8086"),
-                        help="InfluxDB as Grafana reaches it")
-    parser.add_argument("--influx-token", default=env("INFLUXDB_TOKEN"))
-    parser.add_argument("--influx-org", default=env("INFLUXDB_ORG", "curvestream"))
-    parser.add_argument("--influx-bucket", default=env("INFLUXDB_BUCKET", "curvestream"))
-    parser.add_argument("--influx-db", default=env("INFLUXDB_DB", "curvestream"), help="database (InfluxQL)")
+                        help="InfluxDB as Grafana reaches it (default INFLUXDB_URL or http://influxdb:8086)")
+    parser.add_argument("--influx-token", default=env("INFLUXDB_TOKEN"),
+                        help="InfluxDB token for both data sources (default INFLUXDB_TOKEN)")
+    parser.add_argument("--influx-org", default=env("INFLUXDB_ORG", "curvestream"),
+                        help="organization (Flux; default INFLUXDB_ORG or curvestream)")
+    parser.add_argument("--influx-bucket", default=env("INFLUXDB_BUCKET", "curvestream"),
+                        help="bucket (Flux; default INFLUXDB_BUCKET or curvestream)")
+    parser.add_argument("--influx-db", default=env("INFLUXDB_DB", "curvestream"),
+                        help="database (InfluxQL; default INFLUXDB_DB or curvestream)")
     parser.add_argument("--webhook-url", default=None, help="a webhook contact point for Grafana's alerts")
     args = parser.parse_args(argv)
     try:
@@ -349,11 +425,24 @@ def main(argv: list[str] | None = None) -> int:
               "--no-binary urllib3-future 'curvestream-bridge[grafana]'", file=sys.stderr)
         return 2
     api = GrafanaApi.from_url(args.url, credential=args.token)
+    why = ""
     try:
         steps = plan(api, args)
     except (OSError, ValueError) as exc:
-        print(f"curvestream grafana sync: {exc}", file=sys.stderr)
-        return 2
+        if not _unreachable(exc):
+            print(f"curvestream grafana sync: {exc}", file=sys.stderr)
+            return 2
+        why = _reason(exc)
+    if why:
+        if not args.dry_run:
+            print(f"curvestream grafana sync: cannot reach Grafana at {args.url} ({why}); nothing was changed",
+                  file=sys.stderr)
+            return 2
+        try:
+            steps = plan(Unreachable(), args)
+        except (OSError, ValueError) as exc:
+            print(f"curvestream grafana sync: {exc}", file=sys.stderr)
+            return 2
     for step in steps:
         print(("would " if args.dry_run and step.apply else "") + step.line())
         if step.action == "missing":
@@ -362,6 +451,9 @@ def main(argv: list[str] | None = None) -> int:
             out = step.apply()
             if step.kind == "live token" and isinstance(out, str):
                 print("  set on the bridge:\n  " + out.replace("\n", "\n  "))
-    if not any(s.apply is not None for s in steps):
+    if why:
+        print(f"Grafana at {args.url} cannot be reached ({why}): each body above was built and checked against "
+              "grafana-foundation-sdk's types; what Grafana holds was not compared and nothing was sent")
+    elif not any(s.apply is not None for s in steps):
         print("nothing changed" if not args.dry_run else "nothing to change")
     return 0

@@ -42,6 +42,12 @@ def _need_bridge() -> None:
         sys.exit("curvestream: this command needs the bridge: pip install curvestream-bridge (or ./bridge)")
 
 
+def _fail(line: str) -> None:
+    """A known failure: one line on stderr, exit status 2."""
+    print(line, file=sys.stderr)
+    raise SystemExit(2)
+
+
 def _bridge_alive(url: str) -> bool:
     try:
         with urllib.request.urlopen(url.rstrip("/") + "/healthz", timeout=1.0) as resp:
@@ -52,10 +58,12 @@ def _bridge_alive(url: str) -> bool:
 
 def cmd_up(args: argparse.Namespace) -> None:
     _need_bridge()
-    from curvestream_bridge.service import run_embedded
+    from curvestream_bridge.service import StartError, run_embedded
 
     try:
         run_embedded(args.data, args.port, args.mqtt_port, host=args.host)
+    except StartError as exc:
+        _fail(f"curvestream up: {exc}")
     except KeyboardInterrupt:
         pass
 
@@ -71,23 +79,31 @@ def cmd_demo(args: argparse.Namespace) -> None:
         settings["spool_dir"] = args.spool_dir
     stop = threading.Event()
 
+    running = _bridge_alive(bridge_url)
+
     def train() -> None:
-        print(f"curvestream demo: training {args.runs} runs for ~{args.duration:g}s; "
-              f"watch them at {bridge_url}", flush=True)
+        into = f"the curvestream already running at {bridge_url}" if running else bridge_url
+        print(f"curvestream demo: training {args.runs} runs for ~{args.duration:g} s; watch them at {into}",
+              flush=True)
         run_sweep(project=args.project, runs=args.runs, steps=args.steps, seconds=args.duration, stop=stop,
                   **settings)
-        if not stop.is_set():
+        if stop.is_set():
+            return
+        if running:
+            print(f"curvestream demo: training done; the curves stay at {bridge_url}, served by the curvestream "
+                  "that was already running there", flush=True)
+        else:
             print("curvestream demo: training done" + ("" if args.exit else f"; the curves stay at {bridge_url} "
                   "(Ctrl-C to stop)"), flush=True)
 
-    if _bridge_alive(bridge_url):
+    if running:
         try:
             train()
         except KeyboardInterrupt:
             stop.set()
         return
     _need_bridge()
-    from curvestream_bridge.service import run_embedded
+    from curvestream_bridge.service import StartError, run_embedded
 
     trainer = threading.Thread(target=lambda: (train(), args.exit and os.kill(os.getpid(), signal.SIGINT)),
                                name="curvestream-demo", daemon=True)
@@ -99,6 +115,8 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
     try:
         run_embedded(args.data, args.port, args.mqtt_port, on_ready=trainer.start, on_shutdown=finish_training)
+    except StartError as exc:
+        _fail(f"curvestream demo: {exc}")
     except KeyboardInterrupt:
         pass
 
@@ -218,11 +236,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_bridge(args: argparse.Namespace) -> None:
+def cmd_bridge(argv: list[str]) -> None:
     _need_bridge()
     from curvestream_bridge.cli import main as bridge_main
 
-    bridge_main((["--config", args.config] if args.config else []) + args.bridge_args)
+    bridge_main(argv, prog="curvestream bridge")
 
 
 def cmd_mqtt_add_user(args: argparse.Namespace) -> int:
@@ -244,11 +262,11 @@ def cmd_mqtt_add_user(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_alerts(args: argparse.Namespace) -> int:
+def cmd_alerts(argv: list[str]) -> int:
     _need_bridge()
     from curvestream_bridge.alerts.replay import main as replay_main
 
-    return replay_main(args.rest)
+    return replay_main(argv)
 
 
 def grafana_sync(options: list[str]) -> int:
@@ -261,38 +279,60 @@ def grafana_sync(options: list[str]) -> int:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:2] == ["alerts", "test"]:  # its own parser: `curvestream alerts test --help` shows every option
-        raise SystemExit(cmd_alerts(argparse.Namespace(rest=argv[2:])))
+        raise SystemExit(cmd_alerts(argv[2:]))
     if argv[:2] == ["grafana", "sync"]:  # its options are the bridge's (argparse cannot pass them through)
         sys.exit(grafana_sync(argv[2:]))
+    if argv[:1] == ["bridge"]:  # the bridge's own parser: `curvestream bridge --help` lists its commands
+        cmd_bridge(argv[1:])
+        return
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=os.environ.get("CURVESTREAM_LOG_LEVEL", "WARNING"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    code = args.func(args)
+    sys.exit(code or 0)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every command and option, each with its help (``alerts test``, ``grafana sync`` and ``bridge``
+    have parsers of their own, in the bridge)."""
     parser = argparse.ArgumentParser(prog="curvestream", description="Stream ML training curves.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     up = sub.add_parser("up", help="embedded stack: amqtt + bridge + DuckDB + page on 127.0.0.1:8080")
-    up.add_argument("--data", default="./curvestream-data", help="data directory (default ./curvestream-data)")
-    up.add_argument("--port", type=int, default=8080, help="HTTP port of the page and API")
-    up.add_argument("--mqtt-port", type=int, default=1883, help="port of the embedded MQTT broker")
-    up.add_argument("--host", default="127.0.0.1", help="HTTP bind address (anything but loopback needs tokens)")
+    up.add_argument("--data", default="./curvestream-data", metavar="DIR",
+                    help="data directory (default ./curvestream-data)")
+    up.add_argument("--port", type=int, default=8080, metavar="N", help="HTTP port of the page and API (default 8080)")
+    up.add_argument("--mqtt-port", type=int, default=1883, metavar="N",
+                    help="port of the embedded MQTT broker (default 1883)")
+    up.add_argument("--host", default="127.0.0.1",
+                    help="HTTP bind address (default 127.0.0.1; anything but loopback needs tokens)")
     up.set_defaults(func=cmd_up)
 
     demo = sub.add_parser("demo", help="a real training loop streaming into curvestream (starts `up` if needed)")
-    demo.add_argument("--data", default="./curvestream-data")
-    demo.add_argument("--port", type=int, default=8080)
-    demo.add_argument("--mqtt-port", type=int, default=1883)
-    demo.add_argument("--project", default="demo")
-    demo.add_argument("--runs", type=int, default=3)
-    demo.add_argument("--steps", type=int, default=3000)
-    demo.add_argument("--duration", type=float, default=60.0, help="seconds of training")
-    demo.add_argument("--spool-dir", default=None)
+    demo.add_argument("--data", default="./curvestream-data", metavar="DIR",
+                      help="data directory of the stack it starts (default ./curvestream-data)")
+    demo.add_argument("--port", type=int, default=8080, metavar="N",
+                      help="HTTP port of the page (default 8080): trains into the curvestream answering there, "
+                           "else starts one")
+    demo.add_argument("--mqtt-port", type=int, default=1883, metavar="N", help="port of the MQTT broker (default 1883)")
+    demo.add_argument("--project", default="demo", metavar="NAME", help="project of the runs (default demo)")
+    demo.add_argument("--runs", type=int, default=3, metavar="N", help="runs trained at once, one learning rate each (default 3)")
+    demo.add_argument("--steps", type=int, default=3000, metavar="N", help="training steps per run (default 3000)")
+    demo.add_argument("--duration", type=float, default=60.0, metavar="SECONDS",
+                      help="seconds the training is spread over (default 60)")
+    demo.add_argument("--spool-dir", default=None, metavar="DIR",
+                      help="the trainers' spool directory (default CURVESTREAM_SPOOL_DIR or ~/.cache/curvestream/spool)")
     demo.add_argument("--exit", action="store_true", help="stop the embedded stack when training is done")
     demo.set_defaults(func=cmd_demo)
 
     sync = sub.add_parser("sync", help="send spooled batches (offline or killed runs) to the bridge")
     sync.add_argument("dir", nargs="?", default=None, help="spool directory (default CURVESTREAM_SPOOL_DIR)")
-    sync.add_argument("--timeout", type=float, default=600.0)
+    sync.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                      help="seconds to wait for the bridge's commits before giving up (default 600)")
     sync.set_defaults(func=cmd_sync)
 
     status = sub.add_parser("status", help="show what waits in the spool")
-    status.add_argument("dir", nargs="?", default=None)
+    status.add_argument("dir", nargs="?", default=None, help="spool directory (default CURVESTREAM_SPOOL_DIR)")
     status.set_defaults(func=cmd_status)
 
     imports = sub.add_parser("import", help="bring existing logs into curvestream")
@@ -307,12 +347,14 @@ def main(argv: list[str] | None = None) -> None:
         one = sources.add_parser(source, help=what)
         one.add_argument("dir", help=where)
         one.add_argument("--project", default=None, help=f"project of the runs (default: {project})")
-        one.add_argument("--spool-dir", default=None, help="spool directory (default CURVESTREAM_SPOOL_DIR)")
-        one.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the bridge at the end")
+        one.add_argument("--spool-dir", default=None, metavar="DIR",
+                         help="spool directory (default CURVESTREAM_SPOOL_DIR)")
+        one.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                         help="seconds to wait for the bridge's commits at the end (default 600)")
         one.set_defaults(func=cmd_import)
 
     export = sub.add_parser("export", help="every point of a run's scalar series to a Parquet or CSV file")
-    export.add_argument("project")
+    export.add_argument("project", help="the run's project")
     export.add_argument("run", help="the run as the runs list names it")
     export.add_argument("--key", action="append", default=None,
                         help="a metric key, exactly as logged (repeat for several; default: every scalar key)")
@@ -321,15 +363,12 @@ def main(argv: list[str] | None = None) -> None:
     export.add_argument("-o", "--output", default=None, help="file to write, '-' for stdout (default: RUN.FORMAT)")
     export.set_defaults(func=cmd_export)
 
-    bridge = sub.add_parser("bridge", help="run the bridge alone (production)")
-    bridge.add_argument("--config", default=None)
-    bridge.add_argument("bridge_args", nargs=argparse.REMAINDER,
-                        help="replay-dead-letters [--offline]: store the parked batches again")
-    bridge.set_defaults(func=cmd_bridge)
+    sub.add_parser("bridge", help="run the bridge alone (production); `curvestream bridge --help` for its "
+                                  "commands (replay-dead-letters, grafana sync)", add_help=False)
 
     mqtt = sub.add_parser("mqtt", help="broker accounts").add_subparsers(dest="mqtt_command", required=True)
     add_user = mqtt.add_parser("add-user", help="a trainer account that may write one project's topics only")
-    add_user.add_argument("project")
+    add_user.add_argument("project", help="the project whose topics the account may write")
     add_user.add_argument("--user", default=None, help="account name (default trainer-PROJECT)")
     add_user.add_argument("--password", default=None, help="default: a new random password, printed")
     add_user.add_argument("--passwd-file", default=None, help="append the password line here (else print it)")
@@ -337,18 +376,13 @@ def main(argv: list[str] | None = None) -> None:
     add_user.set_defaults(func=cmd_mqtt_add_user)
     alerts = sub.add_parser("alerts", help="alert rules: `curvestream alerts test --rules FILE PROJECT RUN` replays "
                                            "a stored run through them")
-    alerts.add_argument("action", choices=["test"])
-    alerts.add_argument("rest", nargs=argparse.REMAINDER)
-    alerts.set_defaults(func=cmd_alerts)
+    alerts_sub = alerts.add_subparsers(dest="alerts_command", required=True, metavar="COMMAND")
+    alerts_sub.add_parser("test", help="replay a stored run through alert rules and print what would fire, where "
+                                       "and why (`curvestream alerts test --help` for its options)", add_help=False)
     grafana = sub.add_parser("grafana", help="connect to an existing Grafana (needs curvestream-bridge[grafana])")
     grafana_sub = grafana.add_subparsers(dest="grafana_command", required=True)
     grafana_sub.add_parser("sync", help="data sources, dashboards, contact point, Live token (see --help)")
-
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("CURVESTREAM_LOG_LEVEL", "WARNING"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    code = args.func(args)
-    sys.exit(code or 0)
+    return parser
 
 
 if __name__ == "__main__":
