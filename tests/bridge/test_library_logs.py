@@ -41,3 +41,32 @@ def test_a_flood_of_amqtt_warnings_and_tracebacks_is_counted_and_said_once(caplo
     assert metrics.get(LIBRARY_LOG_LINES, library="amqtt", level="warning") == 300
     assert metrics.get(LIBRARY_LOG_LINES, library="amqtt", level="error") == 300
     assert "curvestream_library_log_lines_total" in metrics.render()
+
+
+def test_amqtt_lines_about_ordinary_connections_are_counted_but_not_shown(caplog, metrics):
+    """A real embedded broker and a client that starts with MQTT 5 and a Will, as a trainer in `auto` mode does."""
+    import paho.mqtt.client as paho
+
+    from curvestream_bridge.embedded import EmbeddedBroker
+    from servers import free_port, wait_until
+
+    route_library_logs(metrics)
+    broker = EmbeddedBroker("127.0.0.1", free_port())
+    broker.start()
+    try:
+        with caplog.at_level(logging.DEBUG, logger="curvestream"):
+            for _ in range(3):
+                client = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
+                client.will_set("curvestream/v1/p/r/status", b"lost", qos=1, retain=True)
+                client.connect("127.0.0.1", broker.port)
+                client.loop_start()
+                wait_until(lambda: metrics.total("curvestream_library_log_lines_total") > 0, 10, "amqtt's answer")
+                client.loop_stop()
+                client.disconnect()
+    finally:
+        broker.stop()
+    shown = [r.getMessage() for r in caplog.records if r.name.startswith("curvestream") and r.levelno >= logging.INFO]
+    assert shown == []
+    quiet = [r.getMessage() for r in caplog.records if r.name.startswith("curvestream")]
+    assert any("Will flag set" in m or "Invalid connection" in m for m in quiet), quiet
+    assert metrics.total("curvestream_library_log_lines_total") >= 3

@@ -5,8 +5,10 @@ with one message; under load that buried the console (672 lines in 15 s). Here
 their warnings and errors are counted in ``/metrics``
 (``curvestream_library_log_lines_total{library, level}``) and logged as one
 line each, without the traceback, at most every 10 s per library and kind of
-message, with how many were kept quiet meanwhile. ``CURVESTREAM_LOG_LEVEL=DEBUG``
-lets them through untouched.
+message, with how many were kept quiet meanwhile. What amqtt says about every
+ordinary connection (:data:`ROUTINE`: a client trying MQTT 5 first, a
+connection closed without a DISCONNECT) is only counted, at DEBUG on the
+console. ``CURVESTREAM_LOG_LEVEL=DEBUG`` lets them through untouched.
 
     >>> from curvestream_bridge.metrics import LIBRARY_LOG_LINES, Metrics
     >>> m = Metrics()
@@ -26,7 +28,7 @@ import re
 from curvestream_bridge.metrics import LIBRARY_LOG_LINES, Metrics
 from curvestream_bridge.ratelog import RateLimitedLog
 
-__all__ = ["LibraryLogs", "route_library_logs", "LIBRARIES"]
+__all__ = ["LibraryLogs", "route_library_logs", "LIBRARIES", "ROUTINE"]
 
 LIBRARIES = ("amqtt", "transitions", "paho")
 """Loggers routed: the embedded broker, its state machine, and the MQTT client."""
@@ -34,6 +36,10 @@ LIBRARIES = ("amqtt", "transitions", "paho")
 log = logging.getLogger("curvestream.bridge.libraries")
 
 _NUMBERS = re.compile(r"\d+")
+
+ROUTINE = re.compile(r"Invalid connection from|Invalid protocol from|Will flag set, but will topic/message not present")
+"""amqtt's lines about ordinary connections: a trainer that starts with MQTT 5 and falls back to
+3.1.1 (amqtt 0.12 answers such a CONNECT with these), one that goes without a DISCONNECT."""
 
 
 class LibraryLogs(logging.Handler):
@@ -54,6 +60,9 @@ class LibraryLogs(logging.Handler):
         if record.exc_info and record.exc_info[1] is not None:
             exc = record.exc_info[1]
             first += f" ({type(exc).__name__}: {str(exc)[:200]})"
+        if library == "amqtt" and ROUTINE.search(first):
+            log.debug("curvestream: %s %s: %s", library, level, first)
+            return
         kind = f"{library} {record.levelno} {_NUMBERS.sub('#', first)[:60]}"  # packet ids etc. do not make a new kind
         self._quiet.warning(kind, "curvestream: %s %s: %s", library, level, first,
                             level=max(record.levelno, logging.WARNING))

@@ -176,7 +176,7 @@ class AlertService:
         self._unsaved = Changes()
         for alert in pending.alerts:
             self.metrics.inc(ALERTS, kind=alert.kind, state=alert.state)
-            log.warning("curvestream alert %s: %s", alert.state, alert.message)
+            log.warning("curvestream alert %s on %s/%s: %s", alert.state, alert.project, alert.run, alert.message)
             if self.on_alert is not None:  # this bridge's own WebSocket clients
                 try:
                     self.on_alert(alert.to_json())
