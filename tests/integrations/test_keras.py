@@ -44,3 +44,17 @@ def test_a_keras_fit_logs_batches_and_epochs_at_one_global_step(mosquitto, bridg
     assert epochs["step"] == [BATCHES * (e + 1) for e in range(EPOCHS)] and epochs["y"] == [0.0, 1.0, 2.0]
     (run,) = [r for r in get_json(bridge.url, "/api/v1/runs")["runs"] if r["run"] == identity]
     assert run["config"]["fit"]["epochs"] == EPOCHS and run["config"]["optimizer"]["learning_rate"] == pytest.approx(0.01)
+
+
+def test_the_drop_in_imports_without_keras_backend_set_and_tensorflow_absent(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("KERAS_BACKEND", "KERAS_HOME")}
+    env["HOME"] = str(tmp_path)  # no ~/.keras/keras.json naming a backend
+    done = subprocess.run([sys.executable, "-c", "from curvestream.keras import CurvestreamCallback\n"
+                           "import keras\nprint(keras.backend.backend())"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "torch"

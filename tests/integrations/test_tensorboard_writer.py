@@ -159,3 +159,20 @@ def test_a_block_that_raises_finishes_the_run_as_failed(mosquitto, bridge_factor
             writer.add_scalar("loss", 1.0, 0)
             raise RuntimeError("diverged")
     wait_until(lambda: run_state(bridge.url, "runs", writer.run.name) == "failed", 60, "the run to be failed")
+
+
+def test_a_script_that_sets_up_no_logging_still_sees_the_warning_once(tmp_path):
+    import subprocess
+    import sys
+
+    script = ("import numpy as np\nfrom curvestream.tensorboard import SummaryWriter\n"
+              f"with SummaryWriter({str(tmp_path / 'runs' / 'plain')!r}, mode='offline', "
+              f"spool_dir={str(tmp_path / 'spool')!r}) as writer:\n"
+              "    for step in range(3):\n"
+              "        writer.add_image('img', np.zeros((3, 2, 2)), step)\n"
+              "        writer.add_scalar('loss', 1.0, step)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "SummaryWriter.add_image is not stored" in line]
+    assert said == ["curvestream: SummaryWriter.add_image is not stored by curvestream and is ignored (tee=True "
+                    "also writes TensorBoard event files)"], done.stderr

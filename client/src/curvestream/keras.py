@@ -8,14 +8,41 @@ Batch logs go under ``batch/<name>``, epoch logs (validation included) under
 batches across epochs (Keras restarts ``batch`` at 0 every epoch). The fit's
 parameters (epochs, steps) and the optimizer's config are the run's config;
 the end of ``fit`` finishes the run.
+
+Keras 3 picks its backend from ``KERAS_BACKEND`` (else ``~/.keras/keras.json``,
+else TensorFlow). When neither is set and TensorFlow is not installed, this
+module sets ``KERAS_BACKEND=torch`` (or ``jax``) before Keras is imported, so
+``from curvestream.keras import ...`` works beside a torch install; set the
+variable yourself to choose.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import numbers
+import os
+import pathlib
+import sys
 from typing import Any, Iterable, Mapping
 
-import keras
+
+def _default_backend() -> None:
+    if "keras" in sys.modules or os.environ.get("KERAS_BACKEND") or importlib.util.find_spec("tensorflow"):
+        return
+    if (pathlib.Path(os.environ.get("KERAS_HOME", pathlib.Path.home() / ".keras")) / "keras.json").exists():
+        return  # Keras reads its backend from there
+    for backend in ("torch", "jax"):
+        if importlib.util.find_spec(backend):
+            os.environ["KERAS_BACKEND"] = backend
+            return
+
+
+_default_backend()
+try:
+    import keras  # noqa: E402
+except ImportError as exc:
+    raise ImportError(f"curvestream.keras needs Keras 3 and a backend it can load ({exc}): pip install keras and "
+                      "torch (then KERAS_BACKEND=torch), jax or tensorflow") from exc
 
 from curvestream.lazyrun import LazyRun
 from curvestream.settings import Settings
