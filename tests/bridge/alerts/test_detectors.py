@@ -104,3 +104,19 @@ def test_a_detector_saved_mid_patience_and_loaded_continues_as_if_never_stopped(
     after = feed(again, steps[1000:], values[1000:])
     assert [(e.state, e.step) for e in before + after] == [(e.state, e.step) for e in straight]
     assert straight and straight[0].state == "firing"
+
+
+def test_a_fired_plateau_stays_firing_through_noise_and_resolves_only_on_real_progress():
+    rng = np.random.default_rng(7)
+    steps = np.arange(30_000)
+    level = np.where(steps < 2_000, 2.0 - steps * 5e-4, 1.0)  # falls, then flat from step 2000...
+    level = np.where(steps >= 20_000, 1.0 - (steps - 20_000) * 2e-5, level)  # ...and falls 20 % more from 20000
+    loss = level * (1 + rng.normal(0, 0.05, len(steps)))  # 5 % noise, as a minibatch loss
+    rule = Rule(name="p", kind="plateau")  # the plateau kind's defaults
+    events = feed(Plateau("loss", rule), steps, loss, chunk=100)
+    states = [(e.state, e.step) for e in events]
+    assert [s for s, _ in states] == ["firing", "resolved"], states  # no flapping on the noisy floor
+    fired, resolved = states[0][1], states[1][1]
+    assert 3_000 <= fired <= 4_000 and 20_000 < resolved <= 21_500, states
+    without = feed(Plateau("loss", Rule(name="p", kind="plateau", noise_margin=0)), steps, loss, chunk=100)
+    assert len(without) > 2  # min_delta alone: the floor's dips pass for progress
