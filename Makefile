@@ -8,12 +8,12 @@ STATIC := bridge/src/curvestream_bridge/static/index.html
 GRAFANA_PLUGIN := $(PANEL)/dist/module.js
 GRAFANA_CHECKS := tests/grafana
 
-.PHONY: demo up test test-python test-panel venv page grafana-plugin dashboards proto api-types bench clean
+.PHONY: demo up test test-python test-panel venv venv-demo page grafana-plugin dashboards proto api-types bench clean
 
-demo: venv page  ## set up, start the embedded stack and stream a real training loop into it
+demo: venv-demo page  ## set up, start the embedded stack and stream a real training loop into it
 	$(VENV)/bin/curvestream demo
 
-up: venv page  ## the embedded stack alone on http://127.0.0.1:8080
+up: venv-demo page  ## the embedded stack alone on http://127.0.0.1:8080
 	$(VENV)/bin/curvestream up
 
 test: venv page test-panel test-python  ## set up and run every test
@@ -24,12 +24,18 @@ test-python: venv page grafana-plugin $(GRAFANA_CHECKS)/node_modules
 test-panel: $(PANEL)/node_modules
 	cd $(PANEL) && npm run typecheck && npm test
 
-venv: $(VENV)/.installed
+venv: $(VENV)/.installed  ## what the tests need: the packages, the test stack, the drop-ins' frameworks
 
-$(VENV)/.installed: proto/pyproject.toml client/pyproject.toml bridge/pyproject.toml requirements-dev.txt requirements-integrations.txt constraints.txt
+venv-demo: $(VENV)/.installed-demo  ## what the demo needs: the three packages and their dependencies only
+
+$(VENV)/.installed-demo: proto/pyproject.toml client/pyproject.toml bridge/pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -c constraints.txt -e ./proto -e ./client -e ./bridge -r requirements-dev.txt
+	$(PIP) install --quiet -c constraints.txt -e ./proto -e ./client -e ./bridge
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.installed-demo requirements-dev.txt requirements-integrations.txt
+	$(PIP) install --quiet -c constraints.txt -r requirements-dev.txt
 	$(PIP) install --quiet -c constraints.txt -r requirements-integrations.txt  # the drop-ins' frameworks (CPU torch)
 	# grafana-client's urllib3-future would replace urllib3 for every package: built from source with this
 	# variable it installs beside it instead

@@ -40,7 +40,8 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
 from alert_trainings import Regression, digits, sgd  # noqa: E402
 
-__all__ = ["Series", "Training", "demo_trainings", "numpy_trainings", "digits_trainings", "gpt2_trainings", "all_trainings"]
+__all__ = ["Series", "Training", "demo_trainings", "numpy_trainings", "digits_trainings", "gpt2_trainings",
+           "all_trainings"]
 
 
 @dataclasses.dataclass

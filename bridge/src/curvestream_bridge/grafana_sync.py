@@ -21,7 +21,7 @@ are sent (the SDK has no type for data sources).
 
 Needs the extra ``curvestream-bridge[grafana]`` (grafana-client); install it
 with ``URLLIB3_NO_OVERRIDE=1 pip install --no-binary urllib3-future
-'curvestream-bridge[grafana]'`` so that urllib3-future leaves urllib3 alone.
+./proto './bridge[grafana]'`` (from a clone) so that urllib3-future leaves urllib3 alone.
 """
 
 from __future__ import annotations
@@ -422,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         from grafana_client import GrafanaApi
     except ImportError:
         print("curvestream grafana sync needs grafana-client: URLLIB3_NO_OVERRIDE=1 pip install "
-              "--no-binary urllib3-future 'curvestream-bridge[grafana]'", file=sys.stderr)
+              "--no-binary urllib3-future ./proto './bridge[grafana]' (from a clone)", file=sys.stderr)
         return 2
     api = GrafanaApi.from_url(args.url, credential=args.token)
     why = ""

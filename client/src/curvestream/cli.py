@@ -316,12 +316,14 @@ def build_parser() -> argparse.ArgumentParser:
                            "else starts one")
     demo.add_argument("--mqtt-port", type=int, default=1883, metavar="N", help="port of the MQTT broker (default 1883)")
     demo.add_argument("--project", default="demo", metavar="NAME", help="project of the runs (default demo)")
-    demo.add_argument("--runs", type=int, default=3, metavar="N", help="runs trained at once, one learning rate each (default 3)")
+    demo.add_argument("--runs", type=int, default=3, metavar="N",
+                      help="runs trained at once, one learning rate each (default 3)")
     demo.add_argument("--steps", type=int, default=3000, metavar="N", help="training steps per run (default 3000)")
     demo.add_argument("--duration", type=float, default=60.0, metavar="SECONDS",
                       help="seconds the training is spread over (default 60)")
     demo.add_argument("--spool-dir", default=None, metavar="DIR",
-                      help="the trainers' spool directory (default CURVESTREAM_SPOOL_DIR or ~/.cache/curvestream/spool)")
+                      help="the trainers' spool directory (default CURVESTREAM_SPOOL_DIR, else "
+                           "~/.cache/curvestream/spool)")
     demo.add_argument("--exit", action="store_true", help="stop the embedded stack when training is done")
     demo.set_defaults(func=cmd_demo)
 

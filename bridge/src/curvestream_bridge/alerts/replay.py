@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Replay a stored run through alert rules; print what would fire.")
     parser.add_argument("--rules", required=True, metavar="FILE", help="YAML rules file (docs/alerts.md)")
     parser.add_argument("--bridge", default=os.environ.get("CURVESTREAM_BRIDGE_URL", "http://127.0.0.1:8080"),
-                        metavar="URL", help="bridge HTTP base (default CURVESTREAM_BRIDGE_URL or http://127.0.0.1:8080)")
+                        metavar="URL",
+                        help="bridge HTTP base (default CURVESTREAM_BRIDGE_URL or http://127.0.0.1:8080)")
     parser.add_argument("--token", default=os.environ.get("CURVESTREAM_READ_TOKEN", ""),
                         help="read token (default CURVESTREAM_READ_TOKEN)")
     parser.add_argument("--batch", type=int, default=1000, metavar="POINTS",

@@ -51,7 +51,7 @@ def _protos() -> tuple[Any, Any]:
             from tensorboardX.proto import plugin_hparams_pb2 as plugin_data_pb2  # type: ignore[no-redef]
         except ImportError:
             raise ImportError("curvestream: reading TensorBoard event files needs the tensorboard or tensorboardX "
-                              "package: pip install 'curvestream[tensorboard]'") from None
+                              "package: pip install ./proto './client[tensorboard]' (from a clone)") from None
     return event_pb2, plugin_data_pb2
 
 

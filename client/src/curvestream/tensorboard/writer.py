@@ -67,7 +67,8 @@ def _tee_writer(**kwargs: Any) -> Any:
             from tensorboardX import SummaryWriter as XWriter
         except ImportError:
             raise ImportError("curvestream: tee=True writes event files with torch.utils.tensorboard or "
-                              "tensorboardX; install one of them (pip install 'curvestream[tensorboard]')") from None
+                              "tensorboardX; install one of them (from a clone: pip install ./proto "
+                              "'./client[tensorboard]')") from None
         kwargs["logdir"] = kwargs.pop("log_dir")
         return XWriter(**kwargs)
     return TorchWriter(**kwargs)
