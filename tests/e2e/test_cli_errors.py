@@ -108,12 +108,12 @@ def test_every_option_has_a_help_text_and_times_say_their_unit():
 
 
 def test_the_bridge_command_lists_its_commands_and_each_has_help():
-    done = subprocess.run([sys.executable, "-c", "import sys; from curvestream_bridge.service import main; "
+    done = subprocess.run([sys.executable, "-c", "import sys; from curvestream_bridge.cli import main; "
                            "sys.argv[0] = 'curvestream-bridge'; main()", "--help"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("usage: curvestream-bridge")
     assert "replay-dead-letters" in done.stdout and "grafana sync" in done.stdout
-    grafana = subprocess.run([sys.executable, "-m", "curvestream_bridge.service", "grafana", "--help"],
+    grafana = subprocess.run([sys.executable, "-m", "curvestream_bridge", "grafana", "--help"],
                              capture_output=True, text=True, timeout=60)
     assert grafana.returncode == 0 and "sync" in grafana.stdout
 
