@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import pathlib
 import statistics
 import sys
@@ -34,7 +33,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from alert_curves import Training, all_trainings, load  # noqa: E402
+from alert_curves import Training, all_trainings, load, save  # noqa: E402
+from query_m4 import machine  # noqa: E402
 
 from curvestream_bridge.alerts.engine import AlertEngine  # noqa: E402
 from curvestream_bridge.alerts.rules import Rule, default_rules  # noqa: E402
@@ -208,6 +208,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--families", default="demo,numpy,digits,gpt2")
     parser.add_argument("--curves", default=None, help="curves kept by bench/alert_curves.py instead of training")
+    parser.add_argument("--keep", default=None, help="also keep the curves in this file (for --curves)")
     parser.add_argument("--grid", action="store_true", help="also score variants of the plateau rule")
     parser.add_argument("--smoothing", default="0.9,0.95,0.98", help="the grid's smoothings (comma-separated)")
     parser.add_argument("--patience", default="500,1000,2000", help="the grid's patience_steps")
@@ -218,14 +219,17 @@ def main() -> None:
                         "rule instead of the default one")
     args = parser.parse_args()
     print(f"# reproduce: {sys.executable} bench/alerts_quality.py --families {args.families}"
-          + (f" --curves {args.curves}" if args.curves else "") + (" --grid" if args.grid else ""))
-    print(f"# load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+          + (f" --curves {args.curves}" if args.curves else "") + (" --grid" if args.grid else "")
+          + (" --detail" if args.detail else ""))
+    machine("alert quality: before")
     t0 = time.process_time()
     if args.curves:
         trainings = [t for path in args.curves.split(",") for t in load(pathlib.Path(path))
                      if t.family in args.families.split(",")]
     else:
         trainings = all_trainings(args.families.split(","))
+    if args.keep:
+        save(trainings, pathlib.Path(args.keep))
     steps = sum(t.steps for t in trainings)
     print(f"{len(trainings)} trainings, {steps:,} steps ({time.process_time() - t0:.0f} CPU s)")
     rules = default_rules() + [Rule(name="loss-spike", kind="spike", key="*loss*")]
@@ -238,7 +242,11 @@ def main() -> None:
         if rule.kind in ("plateau", "nonfinite", "spike"):
             fields = {k: rule.value(k) for k in sorted(rule._ALLOWED[rule.kind])}
             print(f"  {rule.name}: {rule.kind} on {rule.key!r} {fields}")
-    for name, sc in score(trainings, rules).items():
+    t1 = time.process_time()
+    scores = score(trainings, rules)
+    points = sum(len(s.values) for t in trainings for s in t.series)
+    print(f"  (the engine took {points:,} points in {time.process_time() - t1:.1f} CPU s, all rules)")
+    for name, sc in scores.items():
         extra = f"; healthy series alerted {sc.healthy_alerted}/{sc.healthy_series}" if sc.healthy_series else ""
         print(f"  {name:<13} {sc.row()}{extra}")
     if args.detail:
@@ -246,7 +254,7 @@ def main() -> None:
     if args.grid:
         grid(trainings, *([float(v) for v in arg.split(",")] for arg in (args.smoothing, args.patience,
                                                                           args.min_delta, args.noise_margin)))
-    print(f"# load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    machine("alert quality: after")
 
 
 if __name__ == "__main__":
