@@ -69,7 +69,7 @@ proto: venv  ## regenerate the protobuf modules after editing proto/
 api-types: venv  ## regenerate the page's TypeScript API types after editing the bridge's api/models.py
 	$(PY) scripts/gen_api_types.py
 
-BENCHES := log_latency client_throughput ingest_e2e query_m4 page_live_latency page_overlay_10x10m series_http alerts many_runs shared_bridges
+BENCHES := log_latency client_throughput ingest_e2e query_m4 page_live_latency page_overlay_10x10m series_http alerts alerts_quality many_runs shared_bridges
 
 bench: venv page  ## print the benchmark figures (bench/README.md: what each measures; about an hour)
 	for b in $(BENCHES); do nice $(PY) bench/$$b.py || exit 1; done
