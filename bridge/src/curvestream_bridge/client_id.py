@@ -26,6 +26,7 @@ import socket
 import string
 import time
 import urllib.parse
+import weakref
 from typing import IO, Callable
 
 __all__ = ["ClientId", "TakeoverWatch", "new_client_id", "data_dir", "FILE_NAME"]
@@ -57,7 +58,8 @@ class ClientId:
     def __init__(self, value: str, path: pathlib.Path | None = None, handle: IO[str] | None = None) -> None:
         self.value = value
         self.path = path  # where it is kept; None: not kept
-        self._handle = handle
+        # a bridge dropped without stop() (a test's, a failed start's) still lets go of the file and its lock
+        self._close = weakref.finalize(self, handle.close) if handle is not None else None
 
     @classmethod
     def resolve(cls, configured: str, directory: pathlib.Path | None) -> "ClientId":
@@ -97,9 +99,8 @@ class ClientId:
         return cls(value, path, handle)
 
     def release(self) -> None:
-        if self._handle is not None:
-            self._handle.close()  # the lock goes with it
-            self._handle = None
+        if self._close is not None:
+            self._close()  # the lock goes with the file; once only
 
 
 SESSION_TAKEN_OVER = 0x8E
