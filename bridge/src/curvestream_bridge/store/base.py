@@ -176,6 +176,7 @@ class SeriesQuery:
     start: float | None = None  # in x units: step, ms since the epoch, or seconds since the run start
     end: float | None = None
     width: int = 1000
+    snap: bool = False  # columns of whole grid units, the range widened to them (see m4/snap.py)
 
 
 class PointColumns(NamedTuple):

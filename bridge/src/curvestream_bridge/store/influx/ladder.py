@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from curvestream_bridge.store.m4.levels import LevelPlan
+from curvestream_bridge.store.m4.snap import TIME_UNITS_MS
 
 __all__ = ["GRAFANA_INTERVALS_MS", "LADDER_MS", "answered_intervals", "interval_tag", "time_plan", "plan_of_bottom"]
 
@@ -35,11 +36,9 @@ GRAFANA_INTERVALS_MS = (
 )
 """Every value of Grafana's rounded interval (its server rounds any query's interval to one of these)."""
 
-LADDER_MS = (
-    1, 10, 20, 100, 200, 1_000, 2_000, 10_000, 20_000, 60_000, 120_000, 600_000, 1_200_000, 3_600_000, 7_200_000,
-    21_600_000, 43_200_000, 86_400_000,
-)
-"""The Grafana intervals that nest (each divides the next): the time rollups' bucket sizes."""
+LADDER_MS = TIME_UNITS_MS
+"""The Grafana intervals that nest (each divides the next): the time rollups' bucket sizes (and the
+grid of snapped columns at x = time, :mod:`..m4.snap`, so that their edges never cut a bucket)."""
 
 assert all(b % a == 0 for a, b in zip(LADDER_MS, LADDER_MS[1:])) and set(LADDER_MS) <= set(GRAFANA_INTERVALS_MS)
 

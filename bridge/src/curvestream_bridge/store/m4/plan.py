@@ -166,8 +166,8 @@ def plan_pieces(intervals: Intervals, plan: LevelPlan) -> Pieces:
     a, b = edges[:-1].copy(), edges[1:].copy()
     ids = np.arange(len(a), dtype=np.int64)
     s0 = plan.size(plan.k0)
-    inner = np.floor_divide(edges, s0) * s0 != edges
-    straddlers = np.unique(np.floor_divide(edges[inner], s0))
+    inner = edges[1:-1]  # the sentinels that bound ``before`` and ``after`` cut nothing: no point lies there
+    straddlers = np.unique(np.floor_divide(inner[np.floor_divide(inner, s0) * s0 != inner], s0))
     lo = -np.floor_divide(-a, s0) * s0  # ceil to the bottom grid
     hi = np.floor_divide(b, s0) * s0
     hi = np.maximum(hi, lo)

@@ -31,6 +31,7 @@ from curvestream_bridge.store.m4.levels import LevelPlan, order_by_x
 from curvestream_bridge.store.m4.kernel import m4_indices
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
 from curvestream_bridge.store.m4.fold import Folded
+from curvestream_bridge.store.m4.snap import snap
 
 __all__ = ["Frame", "frame", "assemble", "m4_result", "raw_result", "points_result", "empty_result", "rollup_axis",
            "rollup_answer", "rollup_answers", "RollupJob", "RowSource"]
@@ -56,6 +57,7 @@ class Frame:
     width: int
     intervals: Intervals | None = None
     pieces: Pieces | None = None
+    unit: int | None = None  # snapped: every column edge lies at a multiple of this (see .snap)
 
     @property
     def axis(self) -> str:
@@ -69,7 +71,8 @@ class Frame:
 def frame(q: SeriesQuery, origin: int, extent: tuple[int, int] | None, plan: LevelPlan | None,
           columns: bool = True) -> Frame | None:
     """The integer range of a query (``extent``: the series' min and max
-    position, used where start or end is omitted); None when it is empty.
+    position, used where start or end is omitted), widened to whole grid units
+    when the query asks for snapped columns (:mod:`.snap`); None when it is empty.
     ``columns=False``: the whole range as one interval (to count its points
     and find its neighbours before deciding between raw points and M4)."""
     scale = AxisScale(q.x, origin)
@@ -80,7 +83,11 @@ def frame(q: SeriesQuery, origin: int, extent: tuple[int, int] | None, plan: Lev
     start = q.start if q.start is not None else float(scale.x(np.array([lo]))[0])
     end = q.end if q.end is not None else float(scale.x(np.array([hi]))[0])
     width = max(1, int(q.width))
-    f = Frame(q, scale, lo, hi, start, end, width)
+    snapped = snap(scale, lo, hi, width) if q.snap else None
+    if snapped is not None:
+        start, end = snapped.start, snapped.end
+        lo, hi = scale.first_at_or_after(start), scale.last_at_or_before(end)
+    f = Frame(q, scale, lo, hi, start, end, width, unit=snapped.unit if snapped is not None else None)
     if plan is not None and lo <= hi:
         edges = column_intervals(scale, lo, hi, start, end, width) if columns else np.array([lo, hi + 1])
         f.intervals = Intervals.of(edges)
