@@ -1,9 +1,12 @@
 """A 1M-point curve with one +1000 spike and one -1000 dip, stored in each
-engine with its rollups: at every width and zoom the answer is the M4 of the
-raw points, keeps both extremes and the first and last point, has at most
-4·width points, and draws the same pixels as all the raw points."""
+engine with its rollups: at every width and zoom, with columns snapped to
+whole grid units or not, the answer is the M4 of the raw points, keeps both
+extremes and the first and last point, has at most 4·width points, and draws
+the same pixels as all the raw points."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -83,7 +86,8 @@ def test_every_width_and_zoom_keeps_the_spike_the_dip_and_draws_the_raw_pixels(e
                 half = span * (whole.end - whole.start) / 2
                 queries.append(SeriesQuery("proj", "run", "loss", x, c - half, c + half,
                                            int(rng.choice(WIDTHS))))
-        for q in queries:
+        # and each view with its columns snapped to whole grid units (the range widened to them)
+        for q in queries + [dataclasses.replace(q, snap=True) for q in queries]:
             got, exp = store.series(q), reference(q, points)
             assert_same(got, exp, repr(q))
             assert got.raw == (got.total <= 4 * q.width)

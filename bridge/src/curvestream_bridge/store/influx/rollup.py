@@ -176,13 +176,17 @@ class RollupWriter:
 
     def lines(self, columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
               run: Statements, raw_points: Callable[[SeriesKey], tuple[np.ndarray, ...]],
-              post: Callable[[list[str]], None]) -> tuple[list[str], list[str]]:
+              post: Callable[[list[str]], None]) -> tuple[list[str], list[str], list[str], list[str]]:
         """The rollup lines of a write: those of the database's default retention
-        policy, and those of the meta policy (``META_AXES``). A write whose lines
-        were made but not committed before this one failed (see :mod:`.committed`)."""
+        policy, and those of the meta policy (``META_AXES``), then apart the lines
+        of the top level in each (to be stored after all others: a reader takes a
+        series' top rows for the version of the rows below, :mod:`.rowcache`). A
+        write whose lines were made but not committed before this one failed (see
+        :mod:`.committed`)."""
         self._failed()
         work, plans_new, counts_new, rolled_up = self._plan_work(columns, run, raw_points, post)
         lines: dict[str, list[str]] = {"time": [], "step": []}
+        tops: dict[str, list[str]] = {"time": [], "step": []}
         # A series whose plan we made starts from no rows, also when the write that made
         # it failed: rows it left behind hold its points, which this write rolls up again.
         fresh = {key for key, *_ in work if key in plans_new or key in self.made}
@@ -231,15 +235,18 @@ class RollupWriter:
                 tags += f",grafana_interval_ms={interval_tag(plan, k)}"
             size = plan.size(k)
             texts = field_texts(agg, numeric=axis == "time")  # dashboards read only the time rollups
-            out = lines[axis]
+            out = tops[axis] if k == plan.top else lines[axis]
             if k == 0 and axis in PACKED_AXES:
                 out.extend(f'{tags} {text},p="{"" if p is None else pack_points(p)}" {int(b) * size}'
                            for b, text, p in zip(buckets.tolist(), texts, pts))
             else:
                 out.extend(f'{tags} {text} {int(b) * size}' for b, text in zip(buckets.tolist(), texts))
         self._staged = (plans_new, counts_new, open_new, rolled_up, fresh, before)
-        meta = [line for axis in META_AXES for line in lines[axis]]
-        return [line for axis, part in lines.items() if axis not in META_AXES for line in part], meta
+        def split(by_axis: dict[str, list[str]]) -> tuple[list[str], list[str]]:
+            return ([line for axis, part in by_axis.items() if axis not in META_AXES for line in part],
+                    [line for axis in META_AXES for line in by_axis[axis]])
+
+        return (*split(lines), *split(tops))
 
     def _plan_work(self, columns: dict[SeriesKey, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
                    run: Statements, raw_points: Callable[[SeriesKey], tuple[np.ndarray, ...]],

@@ -43,7 +43,7 @@ from curvestream_bridge.store.m4.agg import FIRST, KINDS, LAST, MAX, MIN, NAN, M
 __all__ = ["RECORD", "POINT", "PACK_POINTS", "FIELDS", "SELECT_FIELDS", "field_texts", "pack", "unpack",
            "pack_points", "unpack_points",
            "Statements", "SeriesKey", "series_where", "series_tags", "tag_literal", "rows_of", "packs_of",
-           "aggs_of_points", "bucket_runs"]
+           "aggs_of_points", "bucket_runs", "NONFINITE", "points_of", "raw_stmt"]
 
 PACK_POINTS = 1500
 """At most this many points in a bottom row's ``p`` (a string field holds 64 KB); beyond, ``p`` is
@@ -56,6 +56,8 @@ FIELDS = ("count",) + tuple(f"{p}{c}" for _, p in _POINT_KINDS for c in ("", "_n
 SELECT_FIELDS = '"m"'
 """What the bridge reads of a row: the packed aggregate."""
 _NONFINITE_CODE = {"nan": 1, "inf": 2, "-inf": 3}
+NONFINITE = {1: np.nan, 2: np.inf, 3: -np.inf}
+"""The values of ``nonfinite`` codes (``cs_scalar`` and the rollup rows' ``*_nf``)."""
 
 
 def field_texts(agg: M4Agg, numeric: bool = True) -> list[str]:
@@ -201,6 +203,23 @@ def bucket_runs(sorted_buckets: np.ndarray, gap: int) -> list[tuple[int, int]]:
     starts = np.concatenate(([0], breaks + 1))
     ends = np.concatenate((breaks, [len(sorted_buckets) - 1]))
     return list(zip(sorted_buckets[starts].tolist(), sorted_buckets[ends].tolist()))
+
+
+def raw_stmt(where: str, lo: int, hi: int) -> str:
+    """The raw points of a series (``where``) with wall time in ``[lo, hi]``."""
+    return f'SELECT "step", "value", "nonfinite" FROM "cs_scalar" WHERE {where} AND time >= {lo} AND time <= {hi}'
+
+
+def points_of(result: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(step, wall, value) of ``SELECT step, value, nonfinite`` result series."""
+    times, steps, values = [], [], []
+    for s in result:
+        for t, step, value, nf in s["values"]:
+            times.append(t)
+            steps.append(step)
+            values.append(NONFINITE[nf] if nf else value)
+    return (np.asarray(steps, dtype=np.int64), np.asarray(times, dtype=np.int64),
+            np.asarray(values, dtype=np.float64))
 
 
 def tag_literal(name: str) -> str:

@@ -28,7 +28,9 @@ URL parameters: ``rollups=off`` (raw points only; queries read every point),
 ``meta_rp=<name>`` (the meta measurements' retention policy; empty: the
 database's default policy),
 ``writer=<id>`` (this bridge's rollup rows; default the ``writer_id`` the
-bridge passes, its MQTT client id, else the host name).
+bridge passes, its MQTT client id, else the host name),
+``rollup_cache_mb=<N>`` (memory for the rollup rows snapped views read, default
+512, 0: none kept; see :mod:`.rowcache`).
 """
 
 from __future__ import annotations
@@ -62,11 +64,11 @@ from curvestream_bridge.store.influx.allpoints import all_points
 from curvestream_bridge.store.influx.http import InfluxHTTP
 from curvestream_bridge.store.influx.lines import alert_line, batch_lines, meta_line
 from curvestream_bridge.store.influx.rollup import RollupWriter
+from curvestream_bridge.store.influx.rowcache import RowCache
 from curvestream_bridge.store.influx.rows import SeriesKey, series_where, tag_literal
 from curvestream_bridge.store.influx.series import NONFINITE, points_of, series_query
 from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag, string_field
-from curvestream_bridge.store.m4.kernel import m4_indices
-from curvestream_bridge.store.m4.query import rollup_axis
+from curvestream_bridge.store.m4.query import empty_result, frame, points_result, rollup_axis
 
 __all__ = ["InfluxStore"]
 
@@ -86,10 +88,17 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
         self.rollups = params.get("rollups", "on").lower() not in ("off", "false", "0", "no")
         self._rolled_up: set[tuple[bytes, int]] = set()  # batches in the rollups whose markers are not stored
         self._rollup = RollupWriter(params.get("writer") or writer_id or socket.gethostname(), self._db.meta)
+        self.rollup_cache = RowCache(int(float(params.get("rollup_cache_mb", "512")) * 1e6))
         try:
             self._db.connect()
         except StoreUnavailable as exc:  # the bridge starts anyway; each write waits until the server answers
             log.warning("curvestream bridge: %s; will retry", exc)
+
+    @property
+    def snaps_columns(self) -> bool:
+        """Series queries snap their columns unless asked not to (the API's ``snap``): a
+        snapped view is folded from rollup rows kept in memory, no edge read (:mod:`.series`)."""
+        return self.rollups
 
     @property
     def version(self) -> str:
@@ -115,11 +124,13 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
             ids = [(b.producer_id, b.seq) for b in batches]
             writing, meta_writing = self._db.writing(), self._db.writing(meta=True)
             rolled = False
+            tops: tuple[list[str], list[str]] = ([], [])
             try:
                 columns = self._columns([b for b, i in zip(batches, ids) if i not in self._rolled_up])
                 if columns:
-                    rows, meta_rows = self._rollup.lines(columns, self._db.statements, self._all_points,
-                                                         lambda lines: self._db.write(lines, meta=True))
+                    rows, meta_rows, *last = self._rollup.lines(columns, self._db.statements, self._all_points,
+                                                                lambda lines: self._db.write(lines, meta=True))
+                    tops = (last[0], last[1])
                     rolled = True
                     writing.add(rows)
                     meta_writing.add(meta_rows)
@@ -135,6 +146,9 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
                 meta_writing.abandon()
                 raise
             meta_writing.wait()
+            # the series' top rows only now: a reader that sees them sees every other row of this write
+            self._db.write(tops[0])
+            self._db.write(tops[1], meta=True)
             if rolled:  # the rows hold these batches now, whatever happens to their markers
                 self._rollup.commit()
                 self._rolled_up.update(ids)
@@ -319,36 +333,16 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
         plans = self._rollup.plan(key, self._db.statements)
         if plans is not None:
             return series_query(self._db.statements, key, q, plans[rollup_axis(q.x)], origin,
-                                plans["time"].size(0), self._rollup.source)
+                                plans["time"].size(0), self._rollup.source, self.rollup_cache)
         wall, step, y = self._raw(where, None, None)
-        if q.x == "step":
-            order = np.argsort(step, kind="stable")
-            wall, step, y = wall[order], step[order], y[order]
-            xs = step.astype(np.float64)
-        elif q.x == "time":
-            xs = wall / 1e6
-        else:
-            xs = (wall - origin) / 1e9
-        lo = q.start if q.start is not None else (float(xs[0]) if len(xs) else 0.0)
-        hi = q.end if q.end is not None else (float(xs[-1]) if len(xs) else 0.0)
-        i0 = int(np.searchsorted(xs, lo, side="left"))
-        i1 = int(np.searchsorted(xs, hi, side="right"))
-        total = i1 - i0
-        width = max(1, int(q.width))
-        if total <= 4 * width:
-            idx = np.arange(i0, i1)
-            raw = True
-        else:
-            idx = i0 + m4_indices(xs[i0:i1], y[i0:i1], lo, hi, width)
-            raw = False
-        before = after = None
-        if i0 > 0:
-            idx = np.concatenate(([i0 - 1], idx))
-            before = 0
-        if i1 < len(xs):
-            idx = np.concatenate((idx, [i1]))
-            after = len(idx) - 1
-        return SeriesResult(raw, total, xs[idx], step[idx], wall[idx], y[idx], lo, hi, before, after)
+        if len(step) == 0:
+            return empty_result(q)
+        axis = rollup_axis(q.x)
+        x = step if axis == "step" else wall
+        f = frame(q, origin, (int(x.min()), int(x.max())), None)
+        if f is None or f.lo > f.hi:
+            return empty_result(q)
+        return points_result(f, step, wall, y)
 
     def points(self, project: str, run: str, key: str) -> Iterator[PointColumns]:
         """Every point of a series in time order (:mod:`.allpoints`)."""
