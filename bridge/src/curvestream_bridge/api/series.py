@@ -42,11 +42,14 @@ async def series(
     x: XAxis = "step",
     start: float | None = None, end: float | None = None,
     width: int = Query(1000, ge=1, le=20000),
+    snap: bool | None = Query(None, description="columns of whole grid units, the range widened to them (by at most "
+                                                 "1/16; start and end answer it), read from rollup rows alone; "
+                                                 "default: when the store reads them faster (InfluxDB)"),
 ) -> Response:
     """One series; JSON, or binary columns with ``Accept: application/vnd.curvestream.series``."""
     project, run = name(project), name(run)
     _check_range(start, end)
-    q = SeriesQuery(project, run, key, x, start, end, width)
+    q = SeriesQuery(project, run, key, x, start, end, width, _snap(api, snap))
     result = await read_for(request, api, api.reader.series, q)
     return _series_answer(request, [(q, result)], many=False)
 
@@ -59,12 +62,15 @@ async def many_series(
     x: XAxis = "step",
     start: float | None = None, end: float | None = None,
     width: int = Query(1000, ge=1, le=20000),
+    snap: bool | None = Query(None, description="columns of whole grid units, the range widened to them (by at most "
+                                                 "1/16; start and end answer it), read from rollup rows alone; "
+                                                 "default: when the store reads them faster (InfluxDB)"),
 ) -> Response:
     """Several runs × metrics in one request (for overlays), read from the store together:
     each answer is the single-series endpoint's. JSON, or binary columns (see above)."""
     pairs = run_pairs(run)
     _check_range(start, end)
-    queries = [SeriesQuery(p, r, k, x, start, end, width) for p, r in pairs for k in key]
+    queries = [SeriesQuery(p, r, k, x, start, end, width, _snap(api, snap)) for p, r in pairs for k in key]
     results = await read_for(request, api, api.reader.series_many, queries)
     return _series_answer(request, list(zip(queries, results)), many=True)
 
@@ -87,6 +93,11 @@ async def texts(api: Api, project: str, run: str, key: str | None = None,
     if after_ms is not None:
         rows = [r for r in rows if r["time_ms"] > after_ms][:limit]
     return answer({"project": project, "run": run, "texts": rows})
+
+
+def _snap(api: Api, asked: bool | None) -> bool:
+    """Whether a series query snaps its columns (see store/m4/snap.py): as asked, else as the store prefers."""
+    return asked if asked is not None else bool(getattr(api.reader, "snaps_columns", False))
 
 
 def _check_range(start: float | None, end: float | None) -> None:
