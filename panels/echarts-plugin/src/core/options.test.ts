@@ -292,6 +292,12 @@ describe('markers', () => {
 });
 
 describe('buildDataUpdate', () => {
+  it('sets the x bounds the model gives, the data\'s when it gives null', () => {
+    expect(buildDataUpdate({ ...model(), xExtent: [-0.5, 99.5] }).xAxis).toEqual({ min: -0.5, max: 99.5 });
+    expect(buildDataUpdate({ ...model(), xExtent: null }).xAxis).toEqual({ min: 'dataMin', max: 'dataMax' });
+    expect(buildChartOption({ ...model(), xExtent: [-0.5, 99.5] }).xAxis).toMatchObject({ min: -0.5, max: 99.5 });
+  });
+
   it('carries only data, y bounds and the tooltip: no zoom, no axes types', () => {
     const update = buildDataUpdate(model());
     expect(Object.keys(update).sort()).toEqual(['series', 'tooltip', 'yAxis']);

@@ -67,10 +67,19 @@ export function tooltipFormatter(model: ChartModel, layers: ChartLayers): (param
   };
 }
 
-function xAxisOption(mode: XMode, theme: ChartTheme, zone: TimeZone): NonNullable<CurveChartOption['xAxis']> {
+/** The x axis's bounds: the model's extent, else the data's. */
+function xBounds(model: ChartModel) {
+  return { min: model.xExtent?.[0] ?? ('dataMin' as const), max: model.xExtent?.[1] ?? ('dataMax' as const) };
+}
+
+function xAxisOption(
+  model: ChartModel,
+  mode: XMode,
+  theme: ChartTheme,
+  zone: TimeZone,
+): NonNullable<CurveChartOption['xAxis']> {
   const common = {
-    min: 'dataMin' as const,
-    max: 'dataMax' as const,
+    ...xBounds(model),
     axisLine: { lineStyle: { color: theme.axisLine } },
     axisTick: { lineStyle: { color: theme.axisLine } },
     splitLine: { show: true, lineStyle: { color: theme.splitLine } },
@@ -202,7 +211,7 @@ export function buildChartOption(model: ChartModel, layers: ChartLayers = comput
       pageTextStyle: { color: theme.mutedText },
     },
     tooltip: tooltipOption(model, layers),
-    xAxis: xAxisOption(settings.xMode, theme, zone),
+    xAxis: xAxisOption(model, settings.xMode, theme, zone),
     yAxis: yAxisOption(model, layers),
     dataZoom: zoomOptions(settings, model.xWindow),
     series: seriesOptions(model, layers, true),
@@ -210,12 +219,14 @@ export function buildChartOption(model: ChartModel, layers: ChartLayers = comput
 }
 
 /**
- * Only what new data changes: each series' data, the y bounds and the
- * tooltip's view of the data. Merge it with `setOption` (no `notMerge`): the
+ * Only what new data changes: each series' data, the y bounds (and the x
+ * bounds when the model sets them) and the tooltip's view of the data. Merge it with `setOption` (no `notMerge`): the
  * chart is not rebuilt and keeps its zoom.
  */
 export function buildDataUpdate(model: ChartModel, layers: ChartLayers = computeLayers(model)): CurveChartOption {
   return {
+    // a host that sets the x extent (null: the data's) sets it with every drawing
+    ...(model.xExtent !== undefined ? { xAxis: xBounds(model) } : {}),
     yAxis: { min: layers.yRange.min, max: layers.yRange.max },
     tooltip: { formatter: tooltipFormatter(model, layers) as TooltipComponentOption['formatter'] },
     series: seriesOptions(model, layers, false),

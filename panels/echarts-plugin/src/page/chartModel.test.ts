@@ -3,7 +3,7 @@ import { DEFAULT_VIEW } from '../constants/defaults';
 import { LIGHT_THEME } from '../core/theme';
 import { sampleAlert } from '../testing/apiSamples';
 import type { ChartSettings } from '../types/chart';
-import { chartModelOf } from './chartModel';
+import { chartModelOf, shownWindow } from './chartModel';
 import { newCurve, type Curve } from './curveLoading';
 
 const settings: ChartSettings = { ...DEFAULT_VIEW, theme: LIGHT_THEME };
@@ -32,5 +32,41 @@ describe('chartModelOf', () => {
 
   it('draws no markers without alerts', () => {
     expect(chartModelOf(content).model.series.every((s) => s.markers === undefined)).toBe(true);
+  });
+});
+
+describe('the range a chart shows', () => {
+  const settingsOf = { key: 'loss', groups: null, band: 'minmax' as const, settings, widthPx: 400 };
+
+  it('is the answered whole range when the bridge widened it, grown to the points', () => {
+    const a = curve('a');
+    const b = curve('b');
+    a.overviewRange = [-0.5, 23.5];
+    b.overviewRange = [-0.5, 23.5];
+    b.overview = { ...b.overview, x: [0, 10, 30] }; // a live point past the answered range
+    const curves = new Map([a, b].map((c) => [c.id, c]));
+    expect(chartModelOf({ ...settingsOf, curves, window: null }).model.xExtent).toEqual([-0.5, 30]);
+  });
+
+  it("is the data's when the answer covered just the points", () => {
+    const a = curve('a');
+    a.overviewRange = [0, 20];
+    const curves = new Map([[a.id, a]]);
+    expect(chartModelOf({ ...settingsOf, curves, window: null }).model.xExtent).toBeNull();
+  });
+
+  it('is the window as every curve was answered over it, else the window itself', () => {
+    const a = curve('a');
+    const b = curve('b');
+    const detail = (range: [number, number]) =>
+      ({ window: [5, 15] as [number, number], range, data: a.overview, raw: true, open: false });
+    a.detail = detail([4.5, 15.5]);
+    b.detail = detail([4.5, 15.5]);
+    const curves = new Map([a, b].map((c) => [c.id, c]));
+    expect(shownWindow({ ...settingsOf, curves, window: [5, 15] })).toEqual([4.5, 15.5]);
+    expect(chartModelOf({ ...settingsOf, curves, window: [5, 15] }).model.xWindow).toEqual([4.5, 15.5]);
+    expect(shownWindow({ ...settingsOf, curves, window: [6, 15] })).toEqual([6, 15]); // a newer zoom, not answered yet
+    b.detail = detail([5, 15]);
+    expect(shownWindow({ ...settingsOf, curves, window: [5, 15] })).toEqual([5, 15]); // answers that differ
   });
 });

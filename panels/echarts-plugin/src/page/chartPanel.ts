@@ -75,6 +75,8 @@ export class ChartPanel {
    * the axis do not shift it.
    */
   private windowToHold = false;
+  /** The x window the chart shows (null: everything), as far as the page knows: drawn again when the model's differs. */
+  private shownWindow: [number, number] | null = null;
   private state: ChartState = 'idle';
   private layers: ChartLayers | null = null;
   private lastModel: ChartModel | null = null;
@@ -328,6 +330,7 @@ export class ChartPanel {
     const window = reading && queryBounds(this.settings.xMode, reading);
     if (sameWindow(window, this.window)) return;
     this.window = window;
+    if (shown) this.shownWindow = window;
     // asked first (the bridge works while the chart redraws below); supersedes the query of the gesture before
     this.queryDetails();
     this.applyZoomToChart(shown);
@@ -350,6 +353,7 @@ export class ChartPanel {
     if (!this.chart) return;
     this.windowToHold = false;
     this.renders++;
+    this.shownWindow = this.window;
     this.chart.showWindow(this.window);
   }
 
@@ -389,6 +393,8 @@ export class ChartPanel {
       window: this.window,
       alerts: this.alerts,
     });
+    // an answer over a range wider than the window (columns snapped to rollup buckets) is shown over that range
+    withWindow ||= !sameWindow(model.xWindow ?? null, this.shownWindow);
     const layers = computeLayers(model);
     if (this.groups && groupNonFinite > 0) {
       layers.notes.push(`${groupNonFinite} non-finite values left out of the group means`);
@@ -398,6 +404,7 @@ export class ChartPanel {
     if (this.chart) {
       this.renders++;
       this.windowToHold = false;
+      if (withWindow || full) this.shownWindow = model.xWindow ?? null;
       this.chart.draw(model, full, layers, withWindow);
     }
     this.writeState();

@@ -147,6 +147,19 @@ describe('loadCurve', () => {
     expect(drawnRaw(c)).toBe(true);
   });
 
+  it('keeps the ranges the bridge answered over: a snapped window and whole series wider than asked', async () => {
+    const b = bridge();
+    const c = curve();
+    const done = loadCurve(c, { ...view, window: [40, 60] }, true, b.fetch);
+    const whole = await b.next();
+    whole.answer({ ...answer(whole.query, [0, 50, 100], { raw: false }), start: -3.5, end: 104.5 });
+    const window = await b.next();
+    window.answer({ ...answer(window.query, [40, 50, 60]), start: 39.5, end: 61.5 });
+    expect(await done).toBe(true);
+    expect(c.overviewRange).toEqual([-3.5, 104.5]);
+    expect(c.detail).toMatchObject({ window: [40, 60], range: [39.5, 61.5] });
+  });
+
   it('replays live points that came during the query onto its answer', async () => {
     const b = bridge();
     const c = curve();
@@ -323,7 +336,8 @@ describe('drawnPoints', () => {
     const c = curve();
     const series = (xs: number[]) => ({ x: xs, y: xs, step: xs, timeMs: xs });
     c.overview = series([0, 10, 20, 30, 40, 50, 60]);
-    c.detail = { window: [20, 40], data: series([18, 20, 21, 22, 25, 30, 33, 40, 41]), raw: true, open: false };
+    const data = series([18, 20, 21, 22, 25, 30, 33, 40, 41]);
+    c.detail = { window: [20, 40], range: [20, 40], data, raw: true, open: false };
     const drawn = drawnData(c);
     expect(drawnPoints(c, null)).toBe(drawn.x.length);
     for (const window of [[0, 60], [15, 45], [21, 22], [0, 19], [42, 60], [45, 55], [-5, 0], [61, 70]] as [number, number][]) {

@@ -38,6 +38,8 @@ export interface CurveSpec {
 
 export interface Detail {
   window: [number, number];
+  /** The range the bridge answered the window over (wider when it snapped the columns to rollup buckets). */
+  range: [number, number];
   /** Points of the window plus its before/after neighbours, plus live points that fall in it. */
   data: SeriesData;
   raw: boolean;
@@ -48,6 +50,8 @@ export interface Detail {
 export interface Curve extends CurveSpec {
   /** The whole series (M4 at the plot width) plus live points. */
   overview: SeriesData;
+  /** The range the bridge answered the whole series over (null: none told). */
+  overviewRange: [number, number] | null;
   overviewRaw: boolean;
   detail: Detail | null;
   dxRef: number | undefined;
@@ -87,6 +91,7 @@ export function newCurve(spec: CurveSpec): Curve {
   return {
     ...spec,
     overview: emptySeries(),
+    overviewRange: null,
     overviewRaw: true,
     detail: null,
     dxRef: undefined,
@@ -114,6 +119,7 @@ export function cancelLoad(curve: Curve): void {
 export function resetCurve(curve: Curve): void {
   cancelLoad(curve);
   curve.overview = emptySeries();
+  curve.overviewRange = null;
   curve.overviewRaw = true;
   curve.detail = null;
   curve.dxRef = undefined;
@@ -187,8 +193,14 @@ export function emptySeriesResponse(ref: RunRef, key: string, query: SeriesQuery
   };
 }
 
+/** The range an answer covers: its `start` and `end` (null when the series is empty or they are missing). */
+function answeredRange(parsed: ParsedSeries): [number, number] | null {
+  return parsed.start !== null && parsed.end !== null && parsed.points.x.length > 0 ? [parsed.start, parsed.end] : null;
+}
+
 function takeOverview(curve: Curve, parsed: ParsedSeries, mode: XMode): void {
   curve.overview = parsed.points;
+  curve.overviewRange = answeredRange(parsed);
   curve.overviewRaw = parsed.raw;
   const extent = xExtent(parsed.points);
   curve.dxRef = extent ? meanSpacing(extent[0], extent[1], parsed.total) : undefined;
@@ -248,7 +260,13 @@ export async function loadCurves(
       zoomed.forEach((c, i) => {
         if (!current(c)) return;
         const parsed = answers[i]!;
-        c.detail = { window, data: withNeighbours(parsed), raw: parsed.raw, open: parsed.after === null };
+        c.detail = {
+          window,
+          range: answeredRange(parsed) ?? window,
+          data: withNeighbours(parsed),
+          raw: parsed.raw,
+          open: parsed.after === null,
+        };
       });
     }
     for (const c of curves.filter(current)) {

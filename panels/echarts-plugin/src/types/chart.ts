@@ -101,6 +101,12 @@ export interface ChartModel {
    * host that draws again before it shows more; null or absent = whole lines.
    */
   drawnRange?: [number, number] | null;
+  /**
+   * The x axis's extent when it is not the data's: a range the bridge answered the whole
+   * series over (columns snapped to rollup buckets widen it), which the axis must span
+   * exactly for the M4 points to draw the raw line; null or absent = the data's extent.
+   */
+  xExtent?: [number, number] | null;
   /** Shown as the tooltip's first line (the metric key). */
   title?: string;
 }
