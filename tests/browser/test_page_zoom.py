@@ -1,6 +1,8 @@
 """Zoom asks the bridge again, once per chart: ten runs overlaid, each drawn
 exactly as its raw points would draw (M4 of every pixel column, or every raw
-point up close) at every zoom; a zoom that a newer one supersedes is aborted."""
+point up close) at every zoom, on DuckDB and on InfluxDB (whose answers snap
+their columns to rollup buckets: the chart shows the range they answer); a
+zoom that a newer one supersedes is aborted."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import urllib.parse
 from typing import Any, Iterator
 
 import numpy as np
+import pytest
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store import open_store
@@ -38,9 +41,9 @@ def _runs() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def _write(path: pathlib.Path, runs: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+def _write(url: str, runs: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
     """Straight into the store (the page is what this test is about; the client's path has tests of its own)."""
-    store = open_store(f"duckdb:///{path}")
+    store = open_store(url)
     try:
         for r, (run, (walls, values)) in enumerate(runs.items()):
             steps = np.arange(N, dtype=np.int64)
@@ -53,15 +56,27 @@ def _write(path: pathlib.Path, runs: dict[str, tuple[np.ndarray, np.ndarray]]) -
         store.close()
 
 
-def _assert_drawn_as_raw(page: Any, runs: dict, window: list[float] | None, width: int, what: str) -> None:
-    """Every curve, inside the window, holds exactly the M4 of its raw points at the plot width (all of them
-    when few), and runs to the raw neighbours just outside it: the line is pixel for pixel the raw one."""
+# the x range the chart shows: its axis's extent, the zoom window applied
+_SHOWN = """async (key) => {
+  const echarts = await import(new URL('assets/echarts.js', document.baseURI).href);
+  const chart = echarts.getInstanceByDom(document.querySelector(`[data-key="${key}"] .chart-canvas`));
+  return chart.getModel().getComponent('xAxis', 0).axis.scale.getExtent();
+}"""
+
+
+def _assert_drawn_as_raw(page: Any, runs: dict, window: list[float] | None, width: int, what: str,
+                         snap: bool = False) -> None:
+    """Every curve, inside the window (as the bridge answered it: ``snap``, widened to whole grid units,
+    and then the range the chart shows), holds exactly the M4 of its raw points at the plot width (all of
+    them when few), and runs to the raw neighbours just outside it: the line is pixel for pixel the raw one."""
     drawn = {c["run"]: c for c in page.evaluate("k => window.__curvestream.curvePoints(k)", KEY)}
     assert set(drawn) == set(runs), what
     steps = np.arange(N, dtype=np.int64)
     for run, (walls, values) in runs.items():
-        q = SeriesQuery(PROJECT, run, KEY, "step", *(window or (None, None)), width)
+        q = SeriesQuery(PROJECT, run, KEY, "step", *(window or (None, None)), width, snap)
         f = frame(q, int(walls[0]), (0, N - 1), None)
+        if snap:
+            assert page.evaluate(_SHOWN, KEY) == [f.start, f.end], f"{what}: the chart shows the answered range"
         ref = points_result(f, steps, walls, values)
         x, y = np.array(drawn[run]["x"]), np.array(drawn[run]["y"])
         inside = (x >= f.lo) & (x <= f.hi)
@@ -75,11 +90,15 @@ def _assert_drawn_as_raw(page: Any, runs: dict, window: list[float] | None, widt
             assert (x[~inside & (x > f.hi)][0], y[~inside & (x > f.hi)][0]) == (ref.x[-1], ref.y[-1]), what
 
 
+@pytest.mark.parametrize("engine", ["duckdb", "influxdb"])
 def test_ten_runs_overlaid_ask_once_per_zoom_draw_their_raw_line_at_every_zoom_and_abort_superseded_zooms(
-        browser, bridge_factory, tmp_path, output_dir):
+        engine, browser, bridge_factory, tmp_path, output_dir, request):
     runs = _runs()
-    _write(tmp_path / "s.duckdb", runs)
-    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
+    url = f"duckdb:///{tmp_path / 's.duckdb'}" if engine == "duckdb" else \
+        request.getfixturevalue("influxd").store_url("page_zoom")
+    _write(url, runs)
+    bridge = bridge_factory(url, "")
+    snap = engine == "influxdb"  # the bridge's default there: whole grid units a column, the range widened
 
     # a wide high-DPI screen: the plot is ~2,900 device pixels (raw points up to ~11,600 in view)
     with page_context(browser, 1600, 900, 2) as page:
@@ -99,8 +118,8 @@ def test_ten_runs_overlaid_ask_once_per_zoom_draw_their_raw_line_at_every_zoom_a
         assert [u for u in sent if MANY in u] == sent and len(sent) == 1, f"one request on open: {sent}"
         assert overview["raw"] is False
         assert all(s["yMax"] == 1000.0 and s["yMin"] == -1000.0 for s in overview["series"]), "M4 keeps extremes"
-        _assert_drawn_as_raw(page, runs, None, width(), "the overview")
-        page.screenshot(path=str(output_dir / "page-zoom-1-overview.png"))
+        _assert_drawn_as_raw(page, runs, None, width(), "the overview", snap)
+        page.screenshot(path=str(output_dir / f"page-zoom-1-overview-{engine}.png"))
 
         x, y = plot_center(page, KEY)
 
@@ -123,11 +142,11 @@ def test_ten_runs_overlaid_ask_once_per_zoom_draw_their_raw_line_at_every_zoom_a
                     break
             else:
                 raise AssertionError(f"the wheel did not zoom into {name} of the runs: {window}")
-            snap = chart(page, KEY)
-            assert snap["raw"] is raw, f"{name}: raw {raw}"
-            _assert_drawn_as_raw(page, runs, window, width(), f"zoomed to {name} {window}")
-        assert all(s["yMax"] < 1000.0 and s["yMin"] > -1000.0 for s in snap["series"]), "extremes lie outside"
-        page.screenshot(path=str(output_dir / "page-zoom-2-a-tenth-raw.png"))
+            shown = chart(page, KEY)
+            assert shown["raw"] is raw, f"{name}: raw {raw}"
+            _assert_drawn_as_raw(page, runs, window, width(), f"zoomed to {name} {window}", snap)
+        assert all(s["yMax"] < 1000.0 and s["yMin"] > -1000.0 for s in shown["series"]), "extremes lie outside"
+        page.screenshot(path=str(output_dir / f"page-zoom-2-a-tenth-raw-{engine}.png"))
 
         # a zoom superseded before its answer came: its request is aborted, the newer one drawn
         held: list[Any] = []
@@ -143,15 +162,15 @@ def test_ten_runs_overlaid_ask_once_per_zoom_draw_their_raw_line_at_every_zoom_a
         page.unroute("**/api/v1/series?*")
         window = page.evaluate("window.__curvestream.zoom")
         ready(lambda c: c["window"] == window and not any(s["points"] == 0 for s in c["series"]), "the newer zoom")
-        _assert_drawn_as_raw(page, runs, window, width(), f"after the superseded zoom {window}")
+        _assert_drawn_as_raw(page, runs, window, width(), f"after the superseded zoom {window}", snap)
 
         asked = len(sent)
         page.get_by_test_id(f"chart-{KEY}").get_by_test_id("chart-reset-zoom").click()
         out = ready(lambda c: c["window"] is None and c["raw"] is False, "the whole runs again")
         assert len(sent) == asked + 1, f"one request to zoom out: {sent[asked:]}"
         assert all(s["yMax"] == 1000.0 and s["yMin"] == -1000.0 for s in out["series"]), "the extremes are back"
-        _assert_drawn_as_raw(page, runs, None, width(), "zoomed out")
-        page.screenshot(path=str(output_dir / "page-zoom-3-zoomed-out.png"))
+        _assert_drawn_as_raw(page, runs, None, width(), "zoomed out", snap)
+        page.screenshot(path=str(output_dir / f"page-zoom-3-zoomed-out-{engine}.png"))
         assert not page.page_errors, page.page_errors
 
 
@@ -159,7 +178,7 @@ def test_ten_runs_overlaid_ask_once_per_zoom_draw_their_raw_line_at_every_zoom_a
 def _one_run_overview(browser: Any, bridge_factory: Any, tmp_path: pathlib.Path) -> Iterator[Any]:
     """A page on the first run alone, its overview drawn."""
     runs = dict(list(_runs().items())[:1])
-    _write(tmp_path / "s.duckdb", runs)
+    _write(f"duckdb:///{tmp_path / 's.duckdb'}", runs)
     bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
     with page_context(browser, 1280, 800, 1) as page:
         open_page(page, bridge, runs=tuple((PROJECT, r) for r in runs))
