@@ -94,7 +94,9 @@ def test_the_alert_rules_file_is_grafana_file_provisioning_with_sound_rules() ->
         assert set(group) == {"orgId", "name", "folder", "interval", "rules"} and DURATION.match(group["interval"])
         for rule in group["rules"]:
             assert set(rule) <= {"uid", "title", "condition", "data", "noDataState", "execErrState", "for", "labels",
-                                 "annotations", "isPaused"}
+                                 "annotations", "isPaused", "missing_series_evals_to_resolve"}
+            # how a series that stops appearing resolves is said, never left to Grafana's default
+            assert isinstance(rule["missing_series_evals_to_resolve"], int) and rule["missing_series_evals_to_resolve"] > 0
             assert rule["uid"] not in uids and len(rule["uid"]) <= 40
             uids.add(rule["uid"])
             assert rule["noDataState"] in ("Alerting", "NoData", "OK")
@@ -122,36 +124,48 @@ def rule_query(uid: str) -> tuple[str, int]:
     return source["model"]["query"], source["relativeTimeRange"]["from"]
 
 
-def evaluate(influx: dict[str, Any], uid: str) -> dict[tuple[str, ...], float]:
-    """The rule's query over its relative time range, then its reduce (last/sum) per series."""
+def evaluate(influx: dict[str, Any], uid: str, at_ms: int | None = None) -> dict[tuple[str, ...], float]:
+    """The rule's query as Grafana runs it at ``at_ms`` (default: now), over its relative
+    time range, then its reduce (last/sum) per series."""
     rule = next(r for r in provisioned_rules() if r["uid"] == uid)
     reducer = next(q["model"]["reducer"] for q in rule["data"] if q["model"].get("type") == "reduce")
     text, seconds = rule_query(uid)
+    now = influx["now_ms"] if at_ms is None else at_ms
     out = {}
-    for s in influxql(influx, text, influx["now_ms"] - seconds * 1000, influx["now_ms"] + 1000):
+    for s in influxql(influx, text, now - seconds * 1000, now + 1000):
         values = [v[1] for v in s["values"] if v[1] is not None]
         tags = tuple(decode_tag(s["tags"][k]) for k in sorted(s["tags"]))
         out[tags] = values[-1] if reducer == "last" else sum(values)
     return out
 
 
-def test_the_firing_rule_fires_once_per_firing_alert_and_not_after_it_resolves(influx) -> None:
-    # tags sorted by name: metric, project, rule, run
-    assert evaluate(influx, "curvestream-alert-firing") == {("train/loss", "mnist", "nonfinite", RUN): 0}
-    # the NaN resolved at the next finite point; a second NaN leaves it firing
+def _evaluated(influx: dict[str, Any], seq: int, run: str, value: float, at_ms: int) -> None:
+    """One point of ``run`` at ``at_ms`` through the store and the alert engine (its state restored), as the bridge does."""
     db = InfluxStore(f"influxdb://{influx['url'].split('//')[1]}/{influx['db']}")
     try:
         engine = AlertEngine(parse_rules("rules: [{name: nonfinite, kind: nonfinite}]"))
         engine.restore(db.load_alert_state())
-        wall = np.array([(influx["now_ms"] - 1_000) * 1_000_000], dtype=np.int64)
-        batch = DecodedBatch(b"q" * 16, 3, "mnist", RUN, [ScalarColumn("train/loss", np.array([200]), wall,
-                                                                        np.array([np.inf]))], [], [], None, None, 0)
+        wall = np.array([at_ms * 1_000_000], dtype=np.int64)
+        batch = DecodedBatch(b"q" * 16, seq, "mnist", run, [ScalarColumn("train/loss", np.array([100 + seq]), wall,
+                                                                        np.array([value]))], [], [], None, None, 0)
         db.write([batch])
         changes = engine.evaluate([batch])
         db.save_alert_state(changes.entries, [a.to_json() for a in changes.alerts])
     finally:
         db.close()
-    assert evaluate(influx, "curvestream-alert-firing") == {("train/loss", "mnist", "nonfinite", RUN): 1}
+
+
+def test_the_firing_rule_fires_while_the_bridge_says_so_whatever_its_age_and_resolves_when_the_bridge_does(
+        influx) -> None:
+    # tags sorted by name: metric, project, rule, run
+    here = ("train/loss", "mnist", "nonfinite", RUN)
+    assert evaluate(influx, "curvestream-alert-firing") == {here: 0}  # the NaN resolved at the next finite point
+    _evaluated(influx, 3, RUN, np.inf, influx["now_ms"] - 1_000)  # a second one leaves it firing
+    assert evaluate(influx, "curvestream-alert-firing") == {here: 1}
+    later = influx["now_ms"] + 25 * 3_600_000  # a day and an hour on, nothing new: still firing, still there
+    assert evaluate(influx, "curvestream-alert-firing", later) == {here: 1}
+    _evaluated(influx, 4, RUN, 0.5, influx["now_ms"])  # a finite point: the bridge resolves it
+    assert evaluate(influx, "curvestream-alert-firing", later) == {here: 0}
 
 
 def test_the_nonfinite_rule_counts_nan_points_of_the_last_five_minutes_per_run(influx) -> None:

@@ -55,7 +55,7 @@ retention policy, and nothing else wrong (the others are stored): 400 on 1.x,
 422 on 2.x."""
 
 META_RP = "curvestream_meta"
-META_MEASUREMENTS = ("cs_run", "cs_batch", "cs_alert_state", "cs_rollup_plan", "cs_rollup_step")
+META_MEASUREMENTS = ("cs_run", "cs_batch", "cs_alert_state", "cs_alert_now", "cs_rollup_plan", "cs_rollup_step")
 """The measurements that live in the meta retention policy (see the module docstring)."""
 
 QUERY_HEADERS = {"Accept-Encoding": "identity"}

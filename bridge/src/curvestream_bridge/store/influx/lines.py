@@ -21,7 +21,7 @@ from curvestream_bridge.decode import DecodedBatch
 from curvestream_bridge.store.base import meta_fields
 from curvestream_bridge.store.influx.lineproto import encode_tag, string_field
 
-__all__ = ["batch_lines", "meta_line", "alert_line"]
+__all__ = ["batch_lines", "meta_line", "alert_line", "alert_now_line"]
 
 
 def batch_lines(b: DecodedBatch) -> list[str]:
@@ -75,6 +75,18 @@ def alert_line(a: dict[str, Any]) -> str:
     if isinstance(value, float) and math.isfinite(value):
         fields += f",value={_num(value)}"
     return f"cs_alert,{tags} {fields} {a.get('time_ns') or round(a['time_ms']) * 1_000_000}"
+
+
+def alert_now_line(a: dict[str, Any]) -> str:
+    """An alert's current state (from its latest transition) as its ``cs_alert_now`` line:
+    one row per alert, at time 0, rewritten by each transition (Grafana's alert rule reads
+    these rows without a time window, so an alert firing for days stays firing there)."""
+    tags = ",".join(f"{t}={encode_tag(str(a[f]) or '-')}" for t, f in (
+        ("project", "project"), ("run", "run"), ("metric", "key"), ("rule", "rule")))
+    return (f"cs_alert_now,{tags} firing={1 if a['state'] == 'firing' else 0}i,state={string_field(a['state'])},"
+            f"kind={string_field(a['kind'])},severity={string_field(a['severity'])},step={a['step']}i,"
+            f"version={a['version']}i,since={a.get('time_ns') or round(a['time_ms']) * 1_000_000}i,"
+            f"message={_plain_text_field(a['message'])} 0")
 
 
 def _nonfinite_code(v: float) -> int:

@@ -14,6 +14,8 @@ Measurements (all tag values percent-encoded, see :mod:`.lineproto`)::
                                                  id,message,step,from_step,to_step,version,firing (1|0),value
                                                  at the alert's time (Grafana annotations and alert rules)
     cs_alert_state,name=<entry>                  body (JSON)   at time 0: the alert engine's state (*)
+    cs_alert_now,project,run,metric,rule         firing (1|0), state, kind, severity, step, version, since, message
+                                                 at time 0: each alert's current state, for Grafana's alert rule (*)
     cs_rollup_step, cs_rollup_time, cs_rollup_plan (*)   M4 rollups, see .rollup
 
 (*) in the retention policy ``curvestream_meta`` (``DURATION INF``; see
@@ -62,7 +64,7 @@ from curvestream_bridge.store.base import (
 )
 from curvestream_bridge.store.influx.allpoints import all_points
 from curvestream_bridge.store.influx.http import InfluxHTTP
-from curvestream_bridge.store.influx.lines import alert_line, batch_lines, meta_line
+from curvestream_bridge.store.influx.lines import alert_line, alert_now_line, batch_lines, meta_line
 from curvestream_bridge.store.influx.rollup import RollupWriter
 from curvestream_bridge.store.influx.rowcache import RowCache
 from curvestream_bridge.store.influx.rows import SeriesKey, series_where, tag_literal
@@ -250,6 +252,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
 
     def save_alert_state(self, entries: dict[str, str], alerts: Sequence[dict[str, Any]]) -> None:
         state = [f"cs_alert_state,name={encode_tag(k)} body={string_field(v)} 0" for k, v in entries.items()]
+        state += [alert_now_line(a) for a in alerts]  # in order: an alert's last transition is its state
         lines = [alert_line(a) for a in alerts]
         with self._lock:
             if lines:  # the transitions first: state saved means they are stored too
