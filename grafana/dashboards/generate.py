@@ -9,7 +9,9 @@ library in ``grafana/queries/``, built with Grafana's own typed builders
 One dashboard per query flavour, each on its own data source:
 
 - ``curvestream-flux.json``: InfluxDB 2 in Flux mode;
-- ``curvestream-influxql.json``: the same InfluxDB 2 through its v1 DBRP mapping.
+- ``curvestream-influxql.json``: the same InfluxDB 2 through its v1 DBRP mapping;
+- ``../../influxdb3/curvestream-sql.json``: InfluxDB 3 in SQL mode (outside the compose
+  kit's provisioning, which runs InfluxDB 2; with its data source in ``grafana/influxdb3/``).
 
 Both have the same variables (project; run and metric, multi-select with
 "All") and the same panels: M4-downsampled curves as Grafana time series and
@@ -58,7 +60,13 @@ FLAVOURS: dict[str, dict[str, Any]] = {
         "uid": "curvestream-curves-influxql",
         "datasource": {"type": "influxdb", "uid": "curvestream-influxdb-influxql"},
     },
+    "sql": {
+        "title": "curvestream: training curves (InfluxDB 3, SQL)",
+        "uid": "curvestream-curves-sql",
+        "datasource": {"type": "influxdb", "uid": "curvestream-influxdb-sql"},
+    },
 }
+INFLUXDB3_DIR = GRAFANA / "influxdb3"
 
 M4_NOTE = (
     "M4 downsampling: for every window of Grafana's interval (about one pixel column) the first, last, "
@@ -97,6 +105,8 @@ def target(flavour: str, name: str, ref_id: str = "A") -> Query:
     query = load_query(name, flavour)
     if flavour == "flux":
         return Query(refId=ref_id, datasource=ds, query=query)
+    if flavour == "sql":
+        return Query(refId=ref_id, datasource=ds, rawSql=query, format="time_series", rawQuery=True, editorMode="code")
     return Query(refId=ref_id, datasource=ds, query=query, rawQuery=True, resultFormat="time_series")
 
 
@@ -231,6 +241,11 @@ def alert_annotation(flavour: str) -> dict[str, Any]:
     doc = as_json(dash.AnnotationQuery().name("curvestream alerts")
                   .datasource(datasource(FLAVOURS[flavour]["datasource"])).enable(True).hide(False)
                   .icon_color("red").build())
+    if flavour == "sql":
+        doc["target"] = {"refId": "Anno", "rawSql": query, "format": "table", "rawQuery": True,
+                         "editorMode": "code", "fromAnnotations": True, "textColumn": "message",
+                         "tagsColumn": "kind,state,metric"}
+        return doc
     doc["target"] = {"refId": "Anno", "query": query, "rawQuery": True, "resultFormat": "table",
                      "queryType": "tags", "fromAnnotations": True,
                      "textColumn": "message" if flavour == "influxql" else "_value",
@@ -243,7 +258,8 @@ def render(flavour: str) -> str:
 
 
 def outputs() -> dict[pathlib.Path, str]:
-    return {OUT_DIR / f"curvestream-{flavour}.json": render(flavour) for flavour in FLAVOURS}
+    return {(INFLUXDB3_DIR if flavour == "sql" else OUT_DIR) / f"curvestream-{flavour}.json": render(flavour)
+            for flavour in FLAVOURS}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -211,6 +211,21 @@ def influxql_macros(query: str, from_ms: int, to_ms: int, interval_ms: int) -> s
     return query.replace("$__interval", text)
 
 
+def sql_macros(query: str, from_ms: int, to_ms: int, interval_ms: int) -> str:
+    """The InfluxDB SQL (FlightSQL) data source's substitutions: the browser's global
+    ``${__from}``, ``${__to}`` and ``$__interval_ms``, then the backend's
+    ``$__timeFilter(column)`` (grafana-plugin-sdk-go ``sqlutil``: RFC 3339 in whole
+    seconds, both ends included)."""
+    query = query.replace("${__from}", str(from_ms)).replace("${__to}", str(to_ms))
+    query = query.replace("$__interval_ms", str(interval_ms))
+    lo, hi = _rfc3339_seconds(from_ms), _rfc3339_seconds(to_ms)
+    return re.sub(r"\$__timeFilter\(([^)]*)\)", lambda m: f"{m.group(1)} >= '{lo}' AND {m.group(1)} <= '{hi}'", query)
+
+
+def _rfc3339_seconds(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms // 1000, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _rfc3339(ms: int) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat().replace("+00:00", "Z")
 

@@ -1,0 +1,1 @@
+SELECT "time", "message", "step", "firing", "kind", "state", "metric", "rule" FROM "cs_alert" WHERE "project" ~ '^${project:regex}$' AND "run" ~ '^${run:regex}$' AND $__timeFilter("time") ORDER BY "time"
