@@ -378,22 +378,29 @@ class Ingest:
 
     def _commit(self, items: list[tuple[Message, DecodedBatch]]) -> None:
         by_producer: dict[bytes, SeqSet] = {}
+        take = getattr(self.store, "take_dropped", None)  # points a store left out on purpose (retention)
+        dropped = take([(b.producer_id, b.seq) for _, b in items]) if take is not None else {}
         for m, b in items:
             if m.ack is not None:
                 m.ack()
             if m.reply is not None:
-                m.reply.set_result(self._commit_message(b.producer_id, SeqSet([(b.seq, b.seq)])))
+                m.reply.set_result(self._commit_message(b.producer_id, SeqSet([(b.seq, b.seq)]), dropped=dropped))
             elif m.source == "mqtt":
                 by_producer.setdefault(b.producer_id, SeqSet()).add(b.seq, b.seq)
         if self.publish_commit is not None:
             for producer, seqs in by_producer.items():
-                self.publish_commit(producer, self._commit_message(producer, seqs))
+                self.publish_commit(producer, self._commit_message(producer, seqs, dropped=dropped))
 
-    def _commit_message(self, producer: bytes, seqs: SeqSet, rejected: bool = False) -> run_pb2.Commit:
+    def _commit_message(self, producer: bytes, seqs: SeqSet, rejected: bool = False,
+                        dropped: dict[tuple[bytes, int], tuple[int, str]] | None = None) -> run_pb2.Commit:
         commit = run_pb2.Commit(producer_id=producer, committed_ns=time.time_ns(), bridge_id=self.settings.bridge_id)
         target = commit.rejected if rejected else commit.stored
         for first, last in seqs.ranges():
             target.add(first=first, last=last)
+            for seq in range(first, last + 1) if dropped else ():
+                if (producer, seq) in dropped:
+                    points, why = dropped[(producer, seq)]
+                    commit.dropped.add(batches=run_pb2.SeqRange(first=seq, last=seq), points=points, reason=why)
         return commit
 
     def _reject(self, m: Message, rej: Rejected) -> None:

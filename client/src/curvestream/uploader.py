@@ -65,6 +65,8 @@ class UploadStats:
     http_errors: int = 0
     last_error: str = ""
     clock_behind_s: float = 0.0  # the bridge's clock minus this machine's, at the last commit (network delay included)
+    points_dropped: int = 0  # points of stored batches the store left out on purpose (e.g. its retention policy)
+    dropped_reasons: list[str] = dataclasses.field(default_factory=list)  # why, each reason once
 
 
 @dataclasses.dataclass
@@ -260,6 +262,12 @@ class Uploader:
                 tracked.committed.add(r.first, r.last)
                 self.stats.batches_rejected += r.last - r.first + 1
                 log.error("curvestream: the bridge rejected batches %d..%d for good (%s)", r.first, r.last, commit.bridge_id)
+            for d in commit.dropped:
+                self.stats.points_dropped += d.points
+                if d.reason not in self.stats.dropped_reasons:  # said once per reason; counted always
+                    self.stats.dropped_reasons.append(d.reason)
+                    log.warning("curvestream: the bridge stored batches %d..%d without %d point(s): %s (%s)",
+                                d.batches.first, d.batches.last, d.points, d.reason, commit.bridge_id)
             # any commit, even of a re-sent duplicate, shows the bridge working through what we sent
             if tracked.progress_at:
                 tracked.commit_gap = max(arrived - tracked.progress_at, 0.9 * tracked.commit_gap)

@@ -112,15 +112,27 @@ class SeqRange(_message.Message):
     def __init__(self, first: _Optional[int] = ..., last: _Optional[int] = ...) -> None: ...
 
 class Commit(_message.Message):
-    __slots__ = ("producer_id", "stored", "committed_ns", "bridge_id", "rejected")
+    __slots__ = ("producer_id", "stored", "committed_ns", "bridge_id", "rejected", "dropped")
     PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
     STORED_FIELD_NUMBER: _ClassVar[int]
     COMMITTED_NS_FIELD_NUMBER: _ClassVar[int]
     BRIDGE_ID_FIELD_NUMBER: _ClassVar[int]
     REJECTED_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
     producer_id: bytes
     stored: _containers.RepeatedCompositeFieldContainer[SeqRange]
     committed_ns: int
     bridge_id: str
     rejected: _containers.RepeatedCompositeFieldContainer[SeqRange]
-    def __init__(self, producer_id: _Optional[bytes] = ..., stored: _Optional[_Iterable[_Union[SeqRange, _Mapping]]] = ..., committed_ns: _Optional[int] = ..., bridge_id: _Optional[str] = ..., rejected: _Optional[_Iterable[_Union[SeqRange, _Mapping]]] = ...) -> None: ...
+    dropped: _containers.RepeatedCompositeFieldContainer[Dropped]
+    def __init__(self, producer_id: _Optional[bytes] = ..., stored: _Optional[_Iterable[_Union[SeqRange, _Mapping]]] = ..., committed_ns: _Optional[int] = ..., bridge_id: _Optional[str] = ..., rejected: _Optional[_Iterable[_Union[SeqRange, _Mapping]]] = ..., dropped: _Optional[_Iterable[_Union[Dropped, _Mapping]]] = ...) -> None: ...
+
+class Dropped(_message.Message):
+    __slots__ = ("batches", "points", "reason")
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    batches: SeqRange
+    points: int
+    reason: str
+    def __init__(self, batches: _Optional[_Union[SeqRange, _Mapping]] = ..., points: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...

@@ -38,7 +38,7 @@ from curvestream_wire.backoff import Backoff
 
 from curvestream_bridge.store.base import StoreRejected, StoreUnavailable
 
-__all__ = ["InfluxHTTP", "LINES_PER_REQUEST", "STATEMENTS_PER_REQUEST", "QUERY_HEADERS", "META_RP", "META_MEASUREMENTS"]
+__all__ = ["InfluxHTTP", "go_duration_ns", "LINES_PER_REQUEST", "STATEMENTS_PER_REQUEST", "QUERY_HEADERS", "META_RP", "META_MEASUREMENTS"]
 
 log = logging.getLogger("curvestream.bridge.influx")
 
@@ -55,7 +55,8 @@ retention policy, and nothing else wrong (the others are stored): 400 on 1.x,
 422 on 2.x."""
 
 META_RP = "curvestream_meta"
-META_MEASUREMENTS = ("cs_run", "cs_batch", "cs_alert_state", "cs_alert_now", "cs_rollup_plan", "cs_rollup_step")
+META_MEASUREMENTS = ("cs_run", "cs_group", "cs_batch", "cs_alert_state", "cs_alert_now", "cs_rollup_plan",
+                     "cs_rollup_step")
 """The measurements that live in the meta retention policy (see the module docstring)."""
 
 QUERY_HEADERS = {"Accept-Encoding": "identity"}
@@ -92,6 +93,9 @@ class InfluxHTTP:
         self.meta_rp = ""  # where the meta measurements are written: set at connect ("": the default policy)
         self.expired_points = 0  # points InfluxDB dropped as older than their retention policy
         self._expired_lock = threading.Lock()
+        self.retention_ns = 0  # the default retention policy's duration (1.x; 0: forever)
+        self.shard_ns = 0  # and its shard group duration (0: unknown)
+        self._policy_read_at = 0.0
 
     def connect(self) -> None:
         """Learn the server's version from ``/ping``; on 1.x, create the database.
@@ -106,6 +110,7 @@ class InfluxHTTP:
         if self.version.startswith("1."):
             self._query("CREATE DATABASE " + _ident(self.database), method="POST")
             self.meta_rp = self._meta_policy()
+            self._read_default_policy()
         else:  # 2.x and 3.x map a policy name to a bucket (DBRP): one the user mapped, or the default
             self.meta_rp = self._wanted_meta_rp or ""
         self._connected = True
@@ -136,6 +141,29 @@ class InfluxHTTP:
         self._query(f"SELECT * INTO {_ident(self.database)}.{_ident(name)}.:MEASUREMENT FROM /^({measurements})$/ "
                     "GROUP BY *", method="POST")
         return name
+
+    def _read_default_policy(self) -> None:
+        """The default retention policy's duration and shard group duration (1.x)."""
+        shown = self._query("SHOW RETENTION POLICIES ON " + _ident(self.database))
+        for r in shown:
+            for series in r.get("series", []):
+                for row in series.get("values", []):
+                    policy = dict(zip(series["columns"], row))
+                    if policy.get("default"):
+                        self.retention_ns = go_duration_ns(policy.get("duration") or "0s")
+                        self.shard_ns = go_duration_ns(policy.get("shardGroupDuration") or "0s")
+        self._policy_read_at = time.monotonic()
+
+    def retention(self) -> tuple[int, int]:
+        """(duration, shard group duration) of the default retention policy in ns (0: forever,
+        unknown), read again every 10 minutes (an operator may change it)."""
+        if self.version.startswith("1.") and time.monotonic() - self._policy_read_at > 600:
+            try:
+                self._read_default_policy()
+            except (RuntimeError, StoreUnavailable) as exc:
+                log.warning("curvestream bridge: cannot read the retention policies of %s: %s", self.database, exc)
+                self._policy_read_at = time.monotonic()
+        return self.retention_ns, self.shard_ns
 
     def meta(self, measurement: str) -> str:
         """``measurement`` as a FROM clause names it: in the meta policy when there is one."""
@@ -250,14 +278,19 @@ class InfluxHTTP:
             if time.monotonic() + delay > deadline or self._closing.wait(delay):
                 raise StoreUnavailable(problem, retry_after)
 
+    def count_expired(self, n: int) -> None:
+        """Points older than the retention policy that the bridge took out of a write itself."""
+        if n:
+            self._count_expired(n)
+
     def _count_expired(self, n: int) -> None:
         with self._expired_lock:
             first = self.expired_points == 0
             self.expired_points += n
         if first:
-            log.warning("curvestream bridge: InfluxDB dropped %d point(s) older than the retention policy of "
-                        "database %s (counted in curvestream_store_expired_points_total from now on)",
-                        n, self.database)
+            log.warning("curvestream bridge: %d point(s) older than the retention policy of database %s were not "
+                        "stored (counted in curvestream_store_expired_points_total from now on, and named to their "
+                        "trainers in the commits)", n, self.database)
 
     def close(self) -> None:
         self._closing.set()
@@ -280,6 +313,19 @@ def _results(resp: httpx.Response, text: str, statement_of: Any) -> list[dict[st
                 raise StoreUnavailable(problem)
             raise RuntimeError(problem)
     return results
+
+
+_GO_UNITS = {"h": 3_600_000_000_000, "m": 60_000_000_000, "s": 1_000_000_000, "ms": 1_000_000, "us": 1_000,
+             "µs": 1_000, "ns": 1}
+
+
+def go_duration_ns(text: str) -> int:
+    """A Go duration as InfluxDB 1.x shows a policy's (``1h0m0s``, ``168h0m0s``, ``0s``) in ns.
+
+    >>> go_duration_ns("1h0m0s"), go_duration_ns("30m0s"), go_duration_ns("0s")
+    (3600000000000, 1800000000000, 0)
+    """
+    return sum(int(n) * _GO_UNITS[u] for n, u in re.findall(r"(\d+)(h|ms|us|µs|ns|m|s)", text))
 
 
 def _ident(name: str) -> str:

@@ -28,7 +28,8 @@ import numpy as np
 from curvestream_bridge.store.m4.levels import LevelPlan
 from curvestream_bridge.store.m4.snap import TIME_UNITS_MS
 
-__all__ = ["GRAFANA_INTERVALS_MS", "LADDER_MS", "answered_intervals", "interval_tag", "time_plan", "plan_of_bottom"]
+__all__ = ["GRAFANA_INTERVALS_MS", "LADDER_MS", "answered_intervals", "interval_tag", "time_plan", "plan_of_bottom",
+           "top_for_shards"]
 
 GRAFANA_INTERVALS_MS = (
     1, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 15_000, 20_000, 30_000, 60_000, 120_000, 300_000,
@@ -59,19 +60,38 @@ def interval_tag(plan: LevelPlan, k: int) -> str:
     return ":" + ":".join(str(g) for g in answered_intervals(ladder_ms, k)) + ":"
 
 
-def plan_of_bottom(bottom_ms: int) -> LevelPlan:
-    """The time plan whose bottom level is ``bottom_ms`` (a value of LADDER_MS)."""
+def plan_of_bottom(bottom_ms: int, top_ms: int | None = None) -> LevelPlan:
+    """The time plan whose bottom level is ``bottom_ms`` and top level at most
+    ``top_ms`` (values of LADDER_MS; no top: a day).
+
+    >>> [s // _MS for s in plan_of_bottom(120_000, 3_600_000).ladder]
+    [120000, 600000, 1200000, 3600000]
+    """
     if bottom_ms not in LADDER_MS:
         raise ValueError(f"{bottom_ms} ms is not a time rollup level")
-    return LevelPlan("time", 0, tuple(s * _MS for s in LADDER_MS[LADDER_MS.index(bottom_ms):]))
+    levels = [s for s in LADDER_MS[LADDER_MS.index(bottom_ms):] if top_ms is None or s <= top_ms or s == bottom_ms]
+    return LevelPlan("time", 0, tuple(s * _MS for s in levels))
 
 
-def time_plan(walls: np.ndarray, target: int) -> LevelPlan:
+def top_for_shards(shard_ns: int) -> int:
+    """The largest time level (ms) whose buckets fit in a shard group of ``shard_ns`` (0:
+    unknown, a day): a bucket's row (stamped at the bucket's start) and its points then
+    live in one shard group and expire together under a retention policy.
+
+    >>> top_for_shards(3_600 * 10**9), top_for_shards(7 * 86_400 * 10**9), top_for_shards(0)
+    (3600000, 86400000, 86400000)
+    """
+    fitting = [s for s in LADDER_MS if shard_ns <= 0 or s * _MS <= shard_ns]
+    return fitting[-1] if fitting else LADDER_MS[0]
+
+
+def time_plan(walls: np.ndarray, target: int, top_ms: int | None = None) -> LevelPlan:
     """The time plan of a series whose wall times look like ``walls``: the
     level whose buckets hold closest to ``target`` points (within the ladder's
-    widest step, 2.2 times fewer or more)."""
+    widest step, 2.2 times fewer or more), up to ``top_ms``."""
     xs = np.unique(np.asarray(walls, dtype=np.int64))
     gap = float(np.median(np.diff(xs))) if len(xs) > 1 else float(_MS)
     wanted = target * max(gap, 1.0) / _MS
-    bottom = min(LADDER_MS, key=lambda s: abs(np.log(s / wanted)))
-    return plan_of_bottom(bottom)
+    bottom = min([s for s in LADDER_MS if top_ms is None or s <= top_ms] or [LADDER_MS[0]],
+                 key=lambda s: abs(np.log(s / wanted)))
+    return plan_of_bottom(bottom, top_ms)

@@ -21,7 +21,7 @@ from curvestream_bridge.decode import DecodedBatch
 from curvestream_bridge.store.base import meta_fields
 from curvestream_bridge.store.influx.lineproto import encode_tag, string_field
 
-__all__ = ["batch_lines", "meta_line", "alert_line", "alert_now_line"]
+__all__ = ["batch_lines", "meta_line", "group_line", "alert_line", "alert_now_line"]
 
 
 def batch_lines(b: DecodedBatch) -> list[str]:
@@ -61,6 +61,13 @@ def meta_line(meta: run_pb2.RunMeta) -> str:
     fields = json.dumps(meta_fields(meta), ensure_ascii=False)
     return (f"cs_run,project={encode_tag(meta.project)},run={encode_tag(meta.run)} "
             f"meta={string_field(fields)},seen=true 0")
+
+
+def group_line(meta: run_pb2.RunMeta) -> str:
+    """A run's membership of its group (``-``: none) as its ``cs_group`` line, at time 0:
+    the dashboards' group variable, and the runs of the chosen groups, are its tag values."""
+    return (f"cs_group,group={encode_tag(meta.group or '-')},project={encode_tag(meta.project)},"
+            f"run={encode_tag(meta.run)} seen=true 0")
 
 
 def alert_line(a: dict[str, Any]) -> str:

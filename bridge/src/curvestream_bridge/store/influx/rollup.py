@@ -8,11 +8,15 @@ Measurements (tag values percent-encoded, see :mod:`.lineproto`)::
                                                               <aggregate fields>   <bucket start, in ns>
                     level 0 also: p="<base64 points of the bucket>" (empty: over PACK_POINTS)
     (cs_rollup_step rows have no p: see PACKED_AXES)
-    cs_rollup_plan,metric,project,run,w=<writer>              bs=<log2 bottom steps>i,bt_ms=<bottom ms>i  <server time>
+    cs_rollup_plan,metric,project,run,w=<writer>              bs=<log2 bottom steps>i,bt_ms=<bottom ms>i,
+                                                              tt_ms=<top ms>i  <server time>
 
 (the fields: :mod:`.rows`; the time levels and ``grafana_interval_ms``: :mod:`.ladder`).
 Step buckets are ``2**bs * 8**k`` steps; time buckets the Grafana intervals
-from ``bt_ms`` up to a day.
+from ``bt_ms`` up to ``tt_ms`` (a plan without it: a day): the largest level
+that fits in a shard group of the database's default retention policy, so that
+a bucket's row and its points expire together (a day unless the policy keeps
+points for less than two days: then shard groups, and the top level, are an hour).
 
 One row per bucket, level and writer. InfluxDB keeps one point per series and
 timestamp, so a writer merges a bucket's new points into the row it wrote
@@ -126,9 +130,11 @@ class RollupWriter:
     """Turns the scalar columns of a write into rollup lines (reading what it
     must merge with); ``commit()`` once the lines are stored."""
 
-    def __init__(self, writer_id: str, meta: Callable[[str], str] = lambda m: f'"{m}"') -> None:
+    def __init__(self, writer_id: str, meta: Callable[[str], str] = lambda m: f'"{m}"',
+                 time_top_ms: Callable[[], int | None] = lambda: None) -> None:
         self.writer = writer_id
         self.meta = meta  # how a FROM clause names a meta measurement (see .http)
+        self.time_top_ms = time_top_ms  # the top time level a new series' plan may have (see .ladder.top_for_shards)
         self.plans: dict[SeriesKey, dict[str, LevelPlan]] = {}
         self.counts: dict[SeriesKey, int] = {}  # points of series that have no rollups yet
         self.open: dict[tuple[SeriesKey, str], OpenBuckets] = {}
@@ -153,13 +159,14 @@ class RollupWriter:
     def _stored_plans(self, keys: list[SeriesKey], run: Statements) -> dict[SeriesKey, dict[str, LevelPlan]]:
         """The plan of each series that has one: its earliest cs_rollup_plan row (of any writer)."""
         source = self.meta(PLAN_MEASUREMENT)
-        results = run([f'SELECT "bs", "bt_ms" FROM {source} WHERE {series_where(k)} '
+        results = run([f'SELECT "bs", "bt_ms", "tt_ms" FROM {source} WHERE {series_where(k)} '
                        f'ORDER BY time ASC LIMIT 1' for k in keys])
         plans = {}
         for key, result in zip(keys, results):
             if result and result[0]["values"]:
-                _, bs, bt_ms = result[0]["values"][0]
-                plans[key] = {"step": LevelPlan("step", int(bs)), "time": plan_of_bottom(int(bt_ms))}
+                _, bs, bt_ms, tt_ms = result[0]["values"][0]
+                plans[key] = {"step": LevelPlan("step", int(bs)),
+                              "time": plan_of_bottom(int(bt_ms), int(tt_ms) if tt_ms is not None else None)}
         return plans
 
     def _claim_plans(self, proposed: dict[SeriesKey, dict[str, LevelPlan]], run: Statements,
@@ -167,7 +174,8 @@ class RollupWriter:
         """Write our proposals, then read back what each series' plan is (ours, or an
         earlier writer's)."""
         post([f"{PLAN_MEASUREMENT},{series_tags(k)},w={encode_tag(self.writer)} "
-              f"bs={p['step'].base}i,bt_ms={p['time'].size(0) // 1_000_000}i" for k, p in proposed.items()])
+              f"bs={p['step'].base}i,bt_ms={p['time'].size(0) // 1_000_000}i,"
+              f"tt_ms={p['time'].size(p['time'].top) // 1_000_000}i" for k, p in proposed.items()])
         stored = self._stored_plans(list(proposed), run)
         missing = [k for k in proposed if k not in stored]
         if missing:  # a write is readable when /write answers: only a server losing it gets here
@@ -286,7 +294,7 @@ class RollupWriter:
                 first = np.argsort(walls, kind="stable")[:4096]
                 plans = proposed[key] = {
                     "step": LevelPlan("step", choose_base("step", steps[first], BOTTOM_TARGET_POINTS)),
-                    "time": time_plan(walls[first], BOTTOM_TARGET_POINTS)}
+                    "time": time_plan(walls[first], BOTTOM_TARGET_POINTS, self.time_top_ms())}
             planned.append((key, plans, pts))
         claimed = self._claim_plans(proposed, run, post) if proposed else {}
         plans_new: dict[SeriesKey, dict[str, LevelPlan]] = {}

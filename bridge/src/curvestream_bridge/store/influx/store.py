@@ -9,6 +9,7 @@ Measurements (all tag values percent-encoded, see :mod:`.lineproto`)::
     cs_histogram,metric,project,run              step,edges,counts (JSON),min,max,sum,count
     cs_text,metric,project,run                   step,level,text (JSON string)
     cs_run,project,run                           meta (JSON), state, reason, status_ns   at time 0 (*)
+    cs_group,group,project,run                   seen=true   at time 0: a run's group (``-``: none), from its meta (*)
     cs_batch,producer=<hex>                      seq=<int>     at time <seq> ns (*)
     cs_alert,project,run,metric,rule,kind,severity,state
                                                  id,message,step,from_step,to_step,version,firing (1|0),value
@@ -42,6 +43,7 @@ import logging
 import math
 import socket
 import threading
+import time
 import urllib.parse
 from typing import Any, Iterator, Sequence
 
@@ -64,7 +66,9 @@ from curvestream_bridge.store.base import (
 )
 from curvestream_bridge.store.influx.allpoints import all_points
 from curvestream_bridge.store.influx.http import InfluxHTTP
-from curvestream_bridge.store.influx.lines import alert_line, alert_now_line, batch_lines, meta_line
+from curvestream_bridge.store.influx.lines import alert_line, alert_now_line, batch_lines, group_line, meta_line
+from curvestream_bridge.store.influx.ladder import top_for_shards
+from curvestream_bridge.store.influx.retention import cutoff, reason, without_expired
 from curvestream_bridge.store.influx.rollup import RollupWriter
 from curvestream_bridge.store.influx.rowcache import RowCache
 from curvestream_bridge.store.influx.rows import SeriesKey, series_where, tag_literal
@@ -89,7 +93,9 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
         self._runs_seen: set[tuple[str, str]] = set()
         self.rollups = params.get("rollups", "on").lower() not in ("off", "false", "0", "no")
         self._rolled_up: set[tuple[bytes, int]] = set()  # batches in the rollups whose markers are not stored
-        self._rollup = RollupWriter(params.get("writer") or writer_id or socket.gethostname(), self._db.meta)
+        self._rollup = RollupWriter(params.get("writer") or writer_id or socket.gethostname(), self._db.meta,
+                                    lambda: top_for_shards(self._db.retention()[1]))
+        self._dropped: dict[tuple[bytes, int], tuple[int, str]] = {}  # expired points of written batches
         self.rollup_cache = RowCache(int(float(params.get("rollup_cache_mb", "512")) * 1e6))
         try:
             self._db.connect()
@@ -108,7 +114,8 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
 
     @property
     def expired_points(self) -> int:
-        """Points InfluxDB dropped as older than their retention policy (the others of their batch are stored)."""
+        """Points older than the default retention policy: taken out of their batches (the others are
+        stored; :mod:`.retention`), or dropped by InfluxDB at the edge of the window."""
         return self._db.expired_points
 
     # ------------------------------------------------------------------ writing
@@ -123,6 +130,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
             batches = self._fresh(batches)
             if not batches:
                 return
+            batches, expired = self._without_expired(batches)
             ids = [(b.producer_id, b.seq) for b in batches]
             writing, meta_writing = self._db.writing(), self._db.writing(meta=True)
             rolled = False
@@ -158,10 +166,33 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
             self._db.write([f"cs_batch,producer={b.producer_id.hex()} seq={b.seq}i {b.seq}" for b in batches],
                            meta=True)
             self._rolled_up.difference_update(ids)
+            self._dropped.update(expired)
+            self._db.count_expired(sum(n for n, _ in expired.values()))
             for b in batches:
                 self._runs_seen.add((b.project, b.run))
                 if b.status is not None:
                     self._apply_status_locked(b.status)
+
+    def _without_expired(self, batches: list[DecodedBatch]
+                         ) -> tuple[list[DecodedBatch], dict[tuple[bytes, int], tuple[int, str]]]:
+        """The batches without their points older than the default retention policy
+        (:mod:`.retention`), and per batch how many were taken out and why."""
+        retention_ns, _ = self._db.retention()
+        oldest = cutoff(time.time_ns(), retention_ns)
+        if oldest is None:
+            return batches, {}
+        out, expired = [], {}
+        for b in batches:
+            kept, n = without_expired(b, oldest)
+            out.append(kept)
+            if n:
+                expired[(b.producer_id, b.seq)] = (n, reason(self._db.database, retention_ns))
+        return out, expired
+
+    def take_dropped(self, ids: Sequence[tuple[bytes, int]]) -> dict[tuple[bytes, int], tuple[int, str]]:
+        """For the stored batches ``ids`` (producer, seq): the points a write took out on
+        purpose and why (once each: for the batches' commit to the trainer)."""
+        return {i: self._dropped.pop(i) for i in ids if i in self._dropped}
 
     def _columns(self, batches: Sequence[DecodedBatch]) -> dict[SeriesKey, list[tuple[np.ndarray, ...]]]:
         """The scalar columns of the batches by series (none with rollups off): what their rollups take."""
@@ -197,7 +228,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
         if (b.project, b.run) not in self._runs_seen:
             lines.append(f"cs_run,project={encode_tag(b.project)},run={encode_tag(b.run)} seen=true 0")
         if b.meta is not None:
-            lines.append(meta_line(b.meta))
+            lines += [meta_line(b.meta), group_line(b.meta)]
         return lines
 
     def _all_points(self, key: SeriesKey) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -207,7 +238,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
 
     def apply_meta(self, meta: run_pb2.RunMeta) -> None:
         with self._lock:
-            self._db.write([meta_line(meta)], meta=True)
+            self._db.write([meta_line(meta), group_line(meta)], meta=True)
 
     def apply_status(self, status: run_pb2.RunStatus) -> bool:
         with self._lock:
@@ -253,7 +284,9 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
     def save_alert_state(self, entries: dict[str, str], alerts: Sequence[dict[str, Any]]) -> None:
         state = [f"cs_alert_state,name={encode_tag(k)} body={string_field(v)} 0" for k, v in entries.items()]
         state += [alert_now_line(a) for a in alerts]  # in order: an alert's last transition is its state
-        lines = [alert_line(a) for a in alerts]
+        oldest = cutoff(time.time_ns(), self._db.retention()[0]) or 0
+        # a transition older than the default policy would be dropped (its state row above keeps it)
+        lines = [alert_line(a) for a in alerts if (a.get("time_ns") or round(a["time_ms"]) * 1_000_000) >= oldest]
         with self._lock:
             if lines:  # the transitions first: state saved means they are stored too
                 self._db.write(lines)
