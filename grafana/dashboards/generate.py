@@ -13,8 +13,9 @@ One dashboard per query flavour, each on its own data source:
 - ``../../influxdb3/curvestream-sql.json``: InfluxDB 3 in SQL mode (outside the compose
   kit's provisioning, which runs InfluxDB 2; with its data source in ``grafana/influxdb3/``).
 
-Both have the same variables (project; run and metric, multi-select with
-"All") and the same panels: M4-downsampled curves as Grafana time series and
+All have the same variables (project; group, run and metric, multi-select
+with "All": the runs of the chosen groups, every one of them for "All" runs, in
+one query per panel) and the same panels: M4-downsampled curves as Grafana time series and
 as the curvestream panel, one of each per metric (repeated by ``$metric``),
 non-finite values per window, and the bridge's Grafana Live stream; the
 bridge's alerts (measurement ``cs_alert``) are annotations.
@@ -110,15 +111,20 @@ def target(flavour: str, name: str, ref_id: str = "A") -> Query:
     return Query(refId=ref_id, datasource=ds, query=query, rawQuery=True, resultFormat="time_series")
 
 
-def variable(flavour: str, name: str, label: str, query_name: str, *, multi: bool) -> dash.QueryVariable:
+def variable(flavour: str, name: str, label: str, query_name: str, *, multi: bool,
+             all_value: str | None = ".*") -> dash.QueryVariable:
+    """A variable whose options a library query lists; ``multi``: several at once and "All",
+    sent as ``all_value`` as is (not regex-escaped: /^.*$/ instead of a long alternation) or,
+    when None, as the listed options (the runs of the chosen groups, not every run)."""
     query = load_query(query_name, flavour)
     var = (dash.QueryVariable(name).label(label).datasource(datasource(FLAVOURS[flavour]["datasource"]))
            .query(query).refresh(model.VariableRefresh.ON_DASHBOARD_LOAD)
            .sort(model.VariableSort.ALPHABETICAL_ASC).regex("").hide(model.VariableHide.DONT_HIDE)
            .multi(multi).include_all(multi).options([]).current(model.VariableOption()))
     if multi:
-        # A custom "All" is sent as-is (not regex-escaped): /^.*$/ instead of a long alternation.
-        var.all_value(".*").current(model.VariableOption(selected=True, text=["All"], value=["$__all"]))
+        var.current(model.VariableOption(selected=True, text=["All"], value=["$__all"]))
+        if all_value is not None:
+            var.all_value(all_value)
     return var
 
 
@@ -202,7 +208,8 @@ def dashboard(flavour: str, extra_panels: Sequence[tuple[str, cogbuilder.Builder
              .tags(["curvestream", flavour]).editable().tooltip(model.DashboardCursorSync.CROSSHAIR)
              .timezone("browser").time("now-24h", "now").refresh("30s").version(1).links([]))
     for var in (variable(flavour, "project", "Project", "project_values", multi=False),
-                variable(flavour, "run", "Run", "run_values", multi=True),
+                variable(flavour, "group", "Group", "group_values", multi=True),
+                variable(flavour, "run", "Run", "run_values", multi=True, all_value=None),
                 variable(flavour, "metric", "Metric", "metric_values", multi=True)):
         board.with_variable(var)
     for annotation in annotations:

@@ -1,1 +1,1 @@
-SELECT DISTINCT "run" FROM "cs_scalar" WHERE "project" ~ '^${project:regex}$' AND $__timeFilter("time") ORDER BY "run"
+SELECT DISTINCT "run" FROM "cs_group" WHERE "project" ~ '^${project:regex}$' AND "group" ~ '^${group:regex}$' ORDER BY "run"

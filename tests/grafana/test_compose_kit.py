@@ -222,18 +222,23 @@ def test_the_influxdb_init_script_maps_the_bridges_database_to_the_bucket(compos
     fake_bin = tmp_path / "bin"
     fake_bin.mkdir()
     calls = tmp_path / "influx-calls"
-    (fake_bin / "influx").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {calls}\n')
+    (fake_bin / "influx").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> {calls}\necho ---- >> {calls}\n')
     (fake_bin / "influx").chmod(0o755)
     influx_env = service_env(compose, "influxdb")
     run_env = {**influx_env, "PATH": f"{fake_bin}:/usr/bin:/bin", "DOCKER_INFLUXDB_INIT_BUCKET_ID": "0123abcd"}
     subprocess.run(["sh", str(script)], env=run_env, check=True, timeout=30)
-    args = calls.read_text().splitlines()
-    assert args[:3] == ["v1", "dbrp", "create"]
-    option = {args[i]: args[i + 1] for i in range(3, len(args) - 1) if args[i].startswith("--")}
-    assert option["--bucket-id"] == "0123abcd"
-    assert option["--org"] == influx_env["DOCKER_INFLUXDB_INIT_ORG"]
-    assert option["--db"] == influx_env["CURVESTREAM_INFLUXDB_DB"]
-    assert option["--rp"] == "autogen" and "--default" in args
+    default, meta = [c.strip().splitlines() for c in calls.read_text().split("----") if c.strip()]
+    for args in (default, meta):
+        assert args[:3] == ["v1", "dbrp", "create"]
+        option = {args[i]: args[i + 1] for i in range(3, len(args) - 1) if args[i].startswith("--")}
+        assert option["--bucket-id"] == "0123abcd"
+        assert option["--org"] == influx_env["DOCKER_INFLUXDB_INIT_ORG"]
+        assert option["--db"] == influx_env["CURVESTREAM_INFLUXDB_DB"]
+    assert "--rp" in default and default[default.index("--rp") + 1] == "autogen" and "--default" in default
+    # the bridge's meta policy, which the alert rule names: mapped to the same bucket, not the default
+    store = urllib.parse.urlsplit(service_env(compose, "bridge")["CURVESTREAM_STORE"])
+    assert urllib.parse.parse_qs(store.query)["meta_rp"] == [meta[meta.index("--rp") + 1]] == ["curvestream_meta"]
+    assert "--default" not in meta
     assert influx_env["DOCKER_INFLUXDB_INIT_MODE"] == "setup"
 
 

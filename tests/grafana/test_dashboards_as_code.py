@@ -102,7 +102,7 @@ def test_each_dashboard_queries_one_flavour_through_the_matching_source(dashboar
 def test_every_variable_referenced_is_defined(dashboards) -> None:
     for name, dashboard in dashboards.items():
         defined = [v["name"] for v in dashboard["templating"]["list"]]
-        assert defined == ["project", "run", "metric"]
+        assert defined == ["project", "group", "run", "metric"]
         texts = [json.dumps(dashboard["panels"]), json.dumps([v["query"] for v in dashboard["templating"]["list"]])]
         used = set().union(*(referenced_variables(t) for t in texts))
         assert used and used <= set(defined), (name, used - set(defined))
@@ -114,8 +114,12 @@ def test_runs_and_metrics_are_multi_select_and_panels_repeat_per_metric(dashboar
     for name, dashboard in dashboards.items():
         variables = {v["name"]: v for v in dashboard["templating"]["list"]}
         assert not variables["project"]["multi"]
-        for multi in ("run", "metric"):
-            assert variables[multi]["multi"] and variables[multi]["includeAll"] and variables[multi]["allValue"] == ".*"
+        for multi in ("group", "run", "metric"):
+            assert variables[multi]["multi"] and variables[multi]["includeAll"]
+        assert variables["group"]["allValue"] == variables["metric"]["allValue"] == ".*"
+        # "All" runs: the runs the variable lists (those of the chosen groups), not every run of the project
+        assert variables["run"].get("allValue") is None
+        assert list(variables) == ["project", "group", "run", "metric"]  # each variable after those it names
         repeated = [p for p in walk_panels(dashboard["panels"]) if p.get("repeat")]
         assert {p["type"] for p in repeated} == {"timeseries", "curvestream-echarts-panel"}
         assert all(p["repeat"] == "metric" and p["title"] == "${metric}" for p in repeated)

@@ -25,12 +25,15 @@ from m4_golden import load_m4_vectors, window_queries
 # Variable selections as a user makes them; names with the characters that need
 # regex escaping (/ . ( ) [ ] + |), spaces, quotes, "=" and Unicode.
 SELECTIONS: dict[str, dict[str, Any]] = {
-    "single values": {"project": "mnist", "run": ["lr=0.1 bs=64"], "metric": ["train/loss"]},
-    "several runs": {"project": "mnist", "run": ["lr=0.1", "lr=0.01 (warm-up)", "a|b [x]+y"], "metric": ["val/acc"]},
-    "all runs and metrics": {"project": "sweep.v2", "run": ALL, "metric": ALL},
-    "hostile names": {"project": "ü/p", "run": ["r^1$ {2}"], "metric": ['val/loss, top-1 = "x" ü']},
+    "single values": {"project": "mnist", "group": ["lr sweep"], "run": ["lr=0.1 bs=64"], "metric": ["train/loss"]},
+    "several runs": {"project": "mnist", "group": ALL, "run": ["lr=0.1", "lr=0.01 (warm-up)", "a|b [x]+y"],
+                     "metric": ["val/acc"]},
+    # "All" runs are the runs the run variable lists (those of the chosen groups), sent as their alternation
+    "all runs and metrics": {"project": "sweep.v2", "group": ALL, "run": ["a", "b.c", "d (e)"], "metric": ALL},
+    "hostile names": {"project": "ü/p", "group": ["g|h (1)"], "run": ["r^1$ {2}"],
+                      "metric": ['val/loss, top-1 = "x" ü']},
 }
-ALL_VALUES = {"run": ".*", "metric": ".*"}
+ALL_VALUES = {"group": ".*", "metric": ".*"}
 
 
 @pytest.fixture(scope="module")

@@ -16,18 +16,20 @@ import httpx
 import numpy as np
 import pytest
 
+from curvestream_wire.v1 import run_pb2
+
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store.influx.ladder import answered_intervals, time_plan
 from curvestream_bridge.store.influx.rollup import BOTTOM_TARGET_POINTS
 from curvestream_bridge.store.influx.store import InfluxStore
-from curvestream_bridge.store.influx.lineproto import decode_tag
+from curvestream_bridge.store.influx.lineproto import decode_tag, stored_tag
 from grafana_kit import ALL, influxql_macros, interpolate_variables, panel_interval_ms, query_library
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 STEP_MS = 10
 POINTS = 10_000
 PANEL_WIDTH_PX = 200  # Grafana's maxDataPoints for a panel this wide
-ALL_VALUES = {"run": ".*", "metric": ".*"}
+ALL_VALUES = {"group": ".*", "metric": ".*"}
 
 LOSS, HOSTILE_KEY = "train/loss", 'val/loss, top-1 = "x" ü'
 RUN_A, RUN_B, RUN_PCT = "lr=0.1 bs=64", "lr=0.01 (warm-up)", "100% data"
@@ -37,6 +39,7 @@ SERIES = {  # (project, run) -> metric keys
     ("mnist", RUN_PCT): [LOSS],
     ("sweep.v2", "a|b [x]+y"): ["acc"],
 }
+GROUPS = {("mnist", RUN_A): "lr sweep", ("mnist", RUN_B): "lr sweep"}  # the others: no group ("-")
 SPIKE_STEP, DIP_STEP, NAN_STEP, INF_STEP = 3_021, 7_033, 5_010, 5_011  # inside windows, not at their edges
 
 
@@ -64,7 +67,8 @@ def influx(influxd: Any) -> dict[str, Any]:
         batches = []
         for seq, ((project, run), keys) in enumerate(SERIES.items(), start=1):
             columns = [ScalarColumn(key, steps, wall_ns, values_of(project, run, key)) for key in keys]
-            batches.append(DecodedBatch(b"g" * 16, seq, project, run, columns, [], [], None, None, 0))
+            meta = run_pb2.RunMeta(project=project, run=run, group=GROUPS.get((project, run), ""))
+            batches.append(DecodedBatch(b"g" * 16, seq, project, run, columns, [], [], meta, None, 0))
         store.write(batches)
     finally:
         store.close()
@@ -102,14 +106,23 @@ def curves(influx: dict[str, Any], selection: dict[str, Any]) -> dict[tuple[str,
 def test_variable_queries_list_the_projects_runs_and_metrics_that_were_written(influx) -> None:
     projects = tag_values(influx, "project_values", {})
     assert [decode_tag(p) for p in projects] == ["mnist", "sweep.v2"]
-    runs = tag_values(influx, "run_values", {"project": "mnist"})
+    assert [decode_tag(g) for g in tag_values(influx, "group_values", {"project": "mnist"})] == ["-", "lr sweep"]
+    runs = tag_values(influx, "run_values", {"project": "mnist", "group": ALL})
     assert sorted(decode_tag(r) for r in runs) == sorted([RUN_A, RUN_B, RUN_PCT])
     assert "100%25 data" in runs  # '%' is stored percent-encoded; Grafana offers (and sends back) that form
+    sweep = tag_values(influx, "run_values", {"project": "mnist", "group": ["lr sweep"]})
+    assert sorted(decode_tag(r) for r in sweep) == sorted([RUN_A, RUN_B])  # "All" runs of the group are these
     assert [decode_tag(m) for m in tag_values(influx, "metric_values", {"project": "mnist", "run": [RUN_A]})] == \
         sorted([LOSS, HOSTILE_KEY])
-    assert [decode_tag(m) for m in tag_values(influx, "metric_values", {"project": "mnist", "run": ALL})] == \
-        sorted([LOSS, HOSTILE_KEY])
-    assert [decode_tag(m) for m in tag_values(influx, "metric_values", {"project": "sweep.v2", "run": ALL})] == ["acc"]
+    assert [decode_tag(m) for m in tag_values(influx, "metric_values", {"project": "mnist", "run": every_run("mnist")})] \
+        == sorted([LOSS, HOSTILE_KEY])
+    assert [decode_tag(m) for m in tag_values(influx, "metric_values", {"project": "sweep.v2",
+                                                                          "run": every_run("sweep.v2")})] == ["acc"]
+
+
+def every_run(project: str) -> list[str]:
+    """The run variable's "All": the runs it lists (stored names), sent as their alternation."""
+    return [stored_tag(run) for p, run in SERIES if p == project]
 
 
 def rollup_reference(t_ms: np.ndarray, y: np.ndarray, level_ms: int, interval_ms: int) -> dict[int, set[float]]:
@@ -159,7 +172,7 @@ def test_m4_curves_draw_each_windows_first_last_min_and_max_from_one_rollup_leve
 def test_a_selection_of_runs_gets_those_runs_and_all_gets_every_run_of_the_project(influx) -> None:
     selected = curves(influx, {"project": "mnist", "run": [RUN_A, "100%25 data"], "metric": [LOSS]})
     assert sorted(selected) == sorted([("mnist", RUN_A, LOSS), ("mnist", RUN_PCT, LOSS)])
-    every = curves(influx, {"project": "mnist", "run": ALL, "metric": ALL})
+    every = curves(influx, {"project": "mnist", "run": every_run("mnist"), "metric": ALL})
     assert sorted(every) == sorted(("mnist", run, key) for (project, run), keys in SERIES.items()
                                    if project == "mnist" for key in keys)
     hostile = curves(influx, {"project": "sweep.v2", "run": ["a|b [x]+y"], "metric": ["acc"]})
@@ -168,13 +181,13 @@ def test_a_selection_of_runs_gets_those_runs_and_all_gets_every_run_of_the_proje
 
 
 def test_nonfinite_values_are_counted_per_window_in_the_series_that_logged_them(influx) -> None:
-    series = run_query(influx, "nonfinite_count", {"project": "mnist", "run": ALL, "metric": ALL})
+    series = run_query(influx, "nonfinite_count", {"project": "mnist", "run": every_run("mnist"), "metric": ALL})
     counts = {(decode_tag(s["tags"]["run"]), decode_tag(s["tags"]["metric"])): sum(v[1] for v in s["values"])
               for s in series}
     assert counts == {(RUN_A, LOSS): 2}
 
 
 def test_every_library_query_was_run_here() -> None:
-    covered = {"project_values", "run_values", "metric_values", "curves_m4", "nonfinite_count",
+    covered = {"project_values", "group_values", "run_values", "metric_values", "curves_m4", "nonfinite_count",
                "alert_annotations"}  # the last one in test_alert_queries.py
     assert set(query_library()) == covered

@@ -31,7 +31,8 @@ from grafana_kit import (ALL, GRAFANA_DIR, QUERIES_DIR, interpolate_variables, p
 T0_MS = 1_700_000_000_000
 RUNS = {"lr=0.1 (warm-up)": 7, "lr=0.01": 8, "100%/b": 9}  # run: seed (names with characters regexes and tags escape)
 N = 60_000
-ALL_VALUES = {"run": ".*", "metric": ".*"}
+ALL_VALUES = {"group": ".*", "metric": ".*"}
+EVERY_RUN = [stored_tag(r) for r in RUNS]  # the run variable's "All": the runs it lists
 
 
 def sql(name: str) -> str:
@@ -79,9 +80,15 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
                        "firing": pa.array([1]), "message": pa.array(["train/loss became NaN at step 12"]),
                        "step": pa.array([12]), "time": pa.array([(T0_MS + 12) * 1_000_000], type=pa.timestamp("ns"))})
     pq.write_table(alerts, folder / "cs_alert.parquet")
+    groups = pa.table({"group": pa.array(["lr sweep", "lr sweep", "-"]).dictionary_encode(),
+                       "project": pa.array(["mnist"] * 3).dictionary_encode(),
+                       "run": pa.array([stored_tag(r) for r in RUNS]).dictionary_encode(),
+                       "seen": pa.array([True] * 3), "time": pa.array([0] * 3, type=pa.timestamp("ns"))})
+    pq.write_table(groups, folder / "cs_group.parquet")
     ctx = datafusion.SessionContext()
     ctx.register_parquet("cs_scalar", str(folder / "cs_scalar.parquet"))
     ctx.register_parquet("cs_alert", str(folder / "cs_alert.parquet"))
+    ctx.register_parquet("cs_group", str(folder / "cs_group.parquet"))
     return ctx
 
 
@@ -119,8 +126,8 @@ def test_the_m4_query_answers_each_run_exactly_as_the_bridges_m4_of_the_same_poi
     first, last, width = view
     from_ms, to_ms = T0_MS + first, T0_MS + last
     interval = panel_interval_ms(from_ms, to_ms, width)
-    rows = run_sql(engine, "curves_m4", {"project": "mnist", "run": ALL, "metric": ["train/loss"]}, from_ms, to_ms,
-                   width)
+    rows = run_sql(engine, "curves_m4", {"project": "mnist", "run": EVERY_RUN, "metric": ["train/loss"]}, from_ms,
+                   to_ms, width)
     by_run: dict[str, list[tuple[int, int, float]]] = {}
     for r in rows:
         assert r["project"] == "mnist" and r["metric"] == "train/loss"
@@ -140,14 +147,18 @@ def test_one_run_or_several_select_only_theirs(engine) -> None:
 def test_the_variable_panel_and_annotation_queries_return_what_the_dashboard_expects(engine) -> None:
     window = (T0_MS - 1000, T0_MS + N + 1000, 800)
     assert run_sql(engine, "project_values", {}, *window) == [{"project": "mnist"}]
-    runs = run_sql(engine, "run_values", {"project": "mnist"}, *window)
+    assert run_sql(engine, "group_values", {"project": "mnist"}, *window) == [{"group": "-"}, {"group": "lr sweep"}]
+    runs = run_sql(engine, "run_values", {"project": "mnist", "group": ALL}, *window)
     assert [r["run"] for r in runs] == sorted(stored_tag(r) for r in RUNS)
-    assert run_sql(engine, "metric_values", {"project": "mnist", "run": ALL}, *window) == [{"metric": "train/loss"}]
+    sweep = run_sql(engine, "run_values", {"project": "mnist", "group": ["lr sweep"]}, *window)
+    assert [r["run"] for r in sweep] == sorted(stored_tag(r) for r in RUNS if r != "100%/b")
+    assert run_sql(engine, "metric_values", {"project": "mnist", "run": EVERY_RUN}, *window) == [
+        {"metric": "train/loss"}]
     counts = run_sql(engine, "nonfinite_count", {"project": "mnist", "run": [stored_tag("lr=0.01")], "metric": ALL},
                      *window)
     walls, _, values = points_of(RUNS["lr=0.01"])
     assert sum(r["nonfinite"] for r in counts) == int((~np.isfinite(values)).sum())
-    (alert,) = run_sql(engine, "alert_annotations", {"project": "mnist", "run": ALL}, *window)
+    (alert,) = run_sql(engine, "alert_annotations", {"project": "mnist", "run": EVERY_RUN}, *window)
     assert (alert["message"], alert["state"], alert["firing"]) == ("train/loss became NaN at step 12", "firing", 1)
 
 
@@ -162,6 +173,6 @@ def test_the_sql_dashboard_runs_the_sql_library_on_its_data_source_with_many_run
     assert {library[q] for q in queries} == set(library.values())  # every query from grafana/queries/*.sql
     assert all(t["datasource"]["uid"] == source["uid"] for t in targets)
     variables = {v["name"]: v for v in board["templating"]["list"]}
-    assert variables["run"]["multi"] and variables["run"]["includeAll"] and variables["run"]["allValue"] == ".*"
+    assert variables["run"]["multi"] and variables["run"]["includeAll"] and variables["run"].get("allValue") is None
     curves = [t for t in targets if library[t["rawSql"]] == "curves_m4"]
     assert curves and all("${run:regex}" in t["rawSql"] for t in curves)  # one query a panel for every chosen run
