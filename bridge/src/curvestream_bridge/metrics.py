@@ -100,7 +100,8 @@ STORE_ERRORS = counter("curvestream_store_errors_total", "Store writes that fail
 STORE_UNEXPECTED_ERRORS = counter("curvestream_store_unexpected_errors_total", "Store writes that failed with an "
                                   "unexpected error (a bug, an unforeseen answer): retried, then parked.")
 STORE_EXPIRED_POINTS = counter("curvestream_store_expired_points_total",
-                               "Points InfluxDB dropped as older than its default retention policy.")
+                               "Points older than InfluxDB's default retention policy: left out of their "
+                               "batch by the bridge (named to their trainer in the commit) or dropped by InfluxDB.")
 # parked batches
 BATCHES_PARKED = counter("curvestream_batches_parked_total",
                          "Batches parked after unexpected store errors, by source.", "source")
