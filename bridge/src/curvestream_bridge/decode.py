@@ -7,7 +7,6 @@ Nothing that arrives on the wire is trusted: every check failing here raises
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -15,6 +14,8 @@ from google.protobuf.message import DecodeError
 
 from curvestream_wire import names
 from curvestream_wire.v1 import batch_pb2, run_pb2
+
+from curvestream_bridge.batch import DecodedBatch, ScalarColumn
 
 __all__ = ["Rejected", "DecodedBatch", "ScalarColumn", "decode_batch", "decode_status", "decode_meta"]
 
@@ -27,33 +28,6 @@ class Rejected(Exception):
         self.reason = reason
         self.producer_id = producer_id
         self.seq = seq
-
-
-@dataclasses.dataclass
-class ScalarColumn:
-    key: str
-    steps: np.ndarray  # int64
-    wall_ns: np.ndarray  # int64
-    values: np.ndarray  # float64, NaN and ±Inf kept
-
-
-@dataclasses.dataclass
-class DecodedBatch:
-    producer_id: bytes
-    seq: int
-    project: str
-    run: str
-    scalars: list[ScalarColumn]
-    histograms: list[Any]  # batch_pb2.Histogram
-    texts: list[Any]  # batch_pb2.TextRecord
-    meta: run_pb2.RunMeta | None
-    status: run_pb2.RunStatus | None
-    sealed_ns: int
-    sent_ns: int = 0  # the client's clock when it sent the batch (0: an older client)
-
-    @property
-    def points(self) -> int:
-        return sum(len(c.values) for c in self.scalars) + len(self.histograms) + len(self.texts)
 
 
 def _parse(message: Any, payload: bytes, what: str) -> None:

@@ -17,7 +17,7 @@ import threading
 import httpx
 import numpy as np
 
-from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.influx.lineproto import encode_tag
 

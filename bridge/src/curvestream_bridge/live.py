@@ -20,14 +20,14 @@ import asyncio
 import json
 import logging
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from curvestream_wire.v1 import run_pb2
 
-from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.jsonnum import json_floats
 from curvestream_bridge.store.base import state_name
 
@@ -70,7 +70,7 @@ class LiveHub:
         return len(self._clients)
 
     # ------------------------------------------------------------------ from the writer thread
-    def points(self, batches: list[DecodedBatch]) -> None:
+    def points(self, batches: Sequence[DecodedBatch]) -> None:
         """Decoded, validated, not yet stored: pushed with the next frame to the sockets watching their run."""
         watched = self._watched  # replaced, never changed in place, by the event loop
         if watched:
@@ -78,7 +78,7 @@ class LiveHub:
         if self.grafana is not None:
             self.grafana.push(batches)
 
-    def _collect(self, batches: list[DecodedBatch], watched: set[tuple[str, str]]) -> None:
+    def _collect(self, batches: Sequence[DecodedBatch], watched: set[tuple[str, str]]) -> None:
         with self._lock:
             for b in batches:
                 run_key = (b.project, b.run)
@@ -96,7 +96,7 @@ class LiveHub:
                     self._histograms[(b.project, b.run, h.key)] = h.step
         self._wake_up()
 
-    def stored(self, batches: list[DecodedBatch]) -> None:
+    def stored(self, batches: Sequence[DecodedBatch]) -> None:
         """Stored: a run the hub had not seen is announced (the runs list has it now)."""
         with self._lock:
             for b in batches:

@@ -18,7 +18,7 @@ import threading
 from curvestream_wire.seqset import SeqSet
 from curvestream_wire.v1 import run_pb2
 
-from curvestream_bridge.store.base import Store
+from curvestream_bridge.store.base import StoreWriter
 
 __all__ = ["RunTails"]
 
@@ -34,7 +34,7 @@ class _Tail:
 
 
 class RunTails:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: StoreWriter) -> None:
         self.store = store
         self._tails: dict[tuple[str, str], _Tail] = {}
         self._lock = threading.Lock()

@@ -10,7 +10,7 @@ comes again.
 
     >>> import numpy as np
     >>> from curvestream_bridge.alerts.rules import Rule
-    >>> from curvestream_bridge.decode import DecodedBatch, ScalarColumn
+    >>> from curvestream_bridge.batch import DecodedBatch, ScalarColumn
     >>> engine = AlertEngine([Rule(name="nonfinite", kind="nonfinite")])
     >>> col = ScalarColumn("loss", np.array([1, 2]), np.array([1_000_000, 2_000_000]), np.array([0.3, np.inf]))
     >>> batch = DecodedBatch(b"p", 1, "proj", "r1", [col], [], [], None, None, 0)
@@ -33,7 +33,7 @@ import numpy as np
 
 from curvestream_bridge.alerts.detectors import Detector, Transition, detector_for
 from curvestream_bridge.alerts.rules import RUN_KINDS, Rule
-from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.batch import DecodedBatch
 
 __all__ = ["Alert", "AlertEngine", "Changes", "alert_id", "SEP"]
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from curvestream_bridge.alerts.engine import Alert, AlertEngine, alert_id
 from curvestream_bridge.alerts.rules import RulesError, load_rules
-from curvestream_bridge.decode import DecodedBatch, ScalarColumn
+from curvestream_bridge.batch import DecodedBatch, ScalarColumn
 
 __all__ = ["main", "replay"]
 

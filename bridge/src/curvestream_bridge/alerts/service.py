@@ -24,10 +24,10 @@ from curvestream_wire.topics import Topics
 from curvestream_bridge.alerts.engine import SEP, Alert, AlertEngine, Changes
 from curvestream_bridge.alerts.rules import Rule, default_rules, load_rules
 from curvestream_bridge.alerts.webhook import WebhookSender
-from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.metrics import ALERTS, ALERT_DELIVERIES_RECORDED, ALERT_STATE_ERRORS, Metrics
 from curvestream_bridge.settings import BridgeSettings
-from curvestream_bridge.store.base import Store, StoreUnavailable, state_name
+from curvestream_bridge.store.base import AlertStateStore, StoreUnavailable, state_name
 
 __all__ = ["AlertService", "rules_from_settings"]
 
@@ -46,7 +46,7 @@ def _sink_tag(url: str) -> str:
 
 
 class AlertService:
-    def __init__(self, settings: BridgeSettings, store: Store, metrics: Metrics,
+    def __init__(self, settings: BridgeSettings, store: AlertStateStore, metrics: Metrics,
                  publish: Callable[[str, bytes], None] | None = None,
                  on_alert: Callable[[dict[str, Any]], None] | None = None,
                  rules: Sequence[Rule] | None = None, cluster: bool = False) -> None:
@@ -126,7 +126,7 @@ class AlertService:
                 self._sent[key] = max(self._sent.get(key, 0), int(json.loads(text)))
 
     # ------------------------------------------------------------------ inputs
-    def on_round(self, batches: list[DecodedBatch]) -> None:
+    def on_round(self, batches: Sequence[DecodedBatch]) -> None:
         """Evaluate a round (fresh and re-sent batches) and save the state before
         the commit goes out; raises StoreUnavailable while the store refuses, so
         the round is not committed and its batches come again."""

@@ -1,5 +1,6 @@
-"""The one narrow interface every store engine implements, and the records it
-returns. Engines: :mod:`.duckdb` (embedded) and :mod:`.influx` (InfluxDB
+"""The interface every store engine implements, split into its roles (a
+writer for ingest, a reader for queries, the alert engine's state), and the
+records it returns. Engines: :mod:`.duckdb` (embedded) and :mod:`.influx` (InfluxDB
 over the v1 HTTP API: 1.x, 2.x OSS through DBRP mappings, 3.x Core).
 
 What a write may raise, mapped by each engine from its own errors::
@@ -24,11 +25,12 @@ import numpy as np
 
 from curvestream_wire.v1 import run_pb2
 
-from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.store.cancel import check
 
-__all__ = ["Store", "SeriesOneByOne", "MetricsOneByOne", "StoreUnavailable", "StoreRejected", "RunRecord",
-           "MetricRecord", "SeriesQuery", "SeriesResult", "PointColumns", "RunState", "state_name", "XAxis"]
+__all__ = ["Store", "StoreWriter", "StoreReader", "AlertStateStore", "SeriesOneByOne", "MetricsOneByOne",
+           "StoreUnavailable", "StoreRejected", "RunRecord", "MetricRecord", "SeriesQuery", "SeriesResult",
+           "PointColumns", "RunState", "state_name", "XAxis"]
 
 XAxis = Literal["step", "time", "relative"]
 
@@ -201,31 +203,30 @@ class SeriesResult:
     after: int | None = None
 
 
-class Store(Protocol):
-    """What the bridge needs from a store. Engines are used from one writer thread
-    and any number of reader threads."""
-
-    name: str
+class StoreWriter(Protocol):
+    """The ingest side of a store: used from the bridge's one writer thread."""
 
     def write(self, batches: Sequence[DecodedBatch]) -> None:
         """Store these batches (points, histograms, texts, metadata, status) and
-        their (producer, seq) records, all or nothing. Raises StoreUnavailable
-        (retry later) or StoreRejected (never); see the module docstring."""
+        their (producer, seq) records, all or nothing, in one write whatever the
+        series they hold. Raises StoreUnavailable (retry later) or StoreRejected
+        (never); see the module docstring."""
 
     def stored_ranges(self, producer_id: bytes) -> list[tuple[int, int]]:
         """The seq ranges of this producer already in the store."""
+
+    def stored_ranges_many(self, producer_ids: Sequence[bytes]) -> dict[bytes, list[tuple[int, int]]]:
+        """``stored_ranges`` of several producers, read together where the engine
+        can (a producer with none may be left out)."""
 
     def apply_status(self, status: run_pb2.RunStatus) -> bool:
         """Set a run's status unless a newer one is stored; True when applied."""
 
     def apply_meta(self, meta: run_pb2.RunMeta) -> None: ...
 
-    def load_alert_state(self) -> dict[str, str]:
-        """The alert engine's saved state entries (name -> JSON text)."""
 
-    def save_alert_state(self, entries: dict[str, str], alerts: Sequence[dict[str, Any]]) -> None:
-        """Upsert state entries and record alert transitions (JSON objects of
-        ``GET /api/v1/alerts``), all or nothing. Raises StoreUnavailable."""
+class StoreReader(Protocol):
+    """The query side of a store: used from any number of reader threads."""
 
     def runs(self) -> list[RunRecord]: ...
 
@@ -248,6 +249,24 @@ class Store(Protocol):
     def histograms(self, project: str, run: str, key: str, limit: int) -> list[dict[str, Any]]: ...
 
     def texts(self, project: str, run: str, key: str | None, limit: int) -> list[dict[str, Any]]: ...
+
+
+class AlertStateStore(Protocol):
+    """Where the alert engine keeps its state and its transitions."""
+
+    def load_alert_state(self) -> dict[str, str]:
+        """The alert engine's saved state entries (name -> JSON text)."""
+
+    def save_alert_state(self, entries: dict[str, str], alerts: Sequence[dict[str, Any]]) -> None:
+        """Upsert state entries and record alert transitions (JSON objects of
+        ``GET /api/v1/alerts``), all or nothing, in one write. Raises StoreUnavailable."""
+
+
+class Store(StoreWriter, StoreReader, AlertStateStore, Protocol):
+    """A store engine: the three roles, and its life. Engines are used from one
+    writer thread and any number of reader threads."""
+
+    name: str
 
     def ping(self) -> bool: ...
 

@@ -47,14 +47,17 @@ import numpy as np
 
 from curvestream_wire.v1 import run_pb2
 
-from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.store.base import (
+    AlertStateStore,
     MetricRecord,
     PointColumns,
     RunRecord,
     SeriesQuery,
     SeriesResult,
+    StoreReader,
     StoreUnavailable,
+    StoreWriter,
 )
 from curvestream_bridge.store.cancel import interrupting
 from curvestream_bridge.store.duckdb import alertstate, batchlog, runrecords, seriesstats
@@ -92,7 +95,9 @@ CREATE TABLE IF NOT EXISTS texts (sid INTEGER NOT NULL, step BIGINT, wall_ns BIG
 """
 
 
-class DuckDBStore:
+class DuckDBStore(StoreWriter, StoreReader, AlertStateStore):
+    """The three roles of a store (:mod:`..base`) over one DuckDB file."""
+
     name = "duckdb"
 
     def __init__(self, path: str, rollups: bool = True, checkpoint_mb: int = 128, rollup_cache_mb: int = 512,
@@ -227,6 +232,10 @@ class DuckDBStore:
     @mapped
     def stored_ranges(self, producer_id: bytes) -> list[tuple[int, int]]:
         return batchlog.stored_ranges(self._cursor(), producer_id)
+
+    @mapped
+    def stored_ranges_many(self, producer_ids: Sequence[bytes]) -> dict[bytes, list[tuple[int, int]]]:
+        return batchlog.stored_ranges_many(self._cursor(), producer_ids)
 
     # ------------------------------------------------------------------ alert engine state
     @mapped

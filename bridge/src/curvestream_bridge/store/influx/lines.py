@@ -17,7 +17,7 @@ import numpy as np
 
 from curvestream_wire.v1 import run_pb2
 
-from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.store.base import meta_fields
 from curvestream_bridge.store.influx.lineproto import encode_tag, string_field
 

@@ -51,8 +51,9 @@ import numpy as np
 
 from curvestream_wire.v1 import run_pb2
 
-from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.store.base import (
+    AlertStateStore,
     MetricRecord,
     MetricsOneByOne,
     PointColumns,
@@ -60,7 +61,9 @@ from curvestream_bridge.store.base import (
     SeriesOneByOne,
     SeriesQuery,
     SeriesResult,
+    StoreReader,
     StoreUnavailable,
+    StoreWriter,
     record_from_meta,
     state_name,
 )
@@ -81,7 +84,9 @@ __all__ = ["InfluxStore"]
 log = logging.getLogger("curvestream.bridge.influx")
 
 
-class InfluxStore(SeriesOneByOne, MetricsOneByOne):
+class InfluxStore(SeriesOneByOne, MetricsOneByOne, StoreWriter, StoreReader, AlertStateStore):
+    """The three roles of a store (:mod:`..base`) over one InfluxDB database."""
+
     name = "influxdb"
 
     def __init__(self, url: str, *, writer_id: str = "", write_deadline_s: float = 30.0,
@@ -270,6 +275,9 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne):
             else:
                 ranges.append((seq, seq))
         return ranges
+
+    def stored_ranges_many(self, producer_ids: Sequence[bytes]) -> dict[bytes, list[tuple[int, int]]]:
+        return {pid: self.stored_ranges(pid) for pid in producer_ids}
 
     # ------------------------------------------------------------------ alert engine state
     def load_alert_state(self) -> dict[str, str]:
