@@ -9,8 +9,8 @@ import pytest
 
 from curvestream_wire.v1 import batch_pb2, run_pb2
 from curvestream_bridge.decode import Rejected
-from curvestream_bridge.ingest import Ingest, Kind, Message
-from curvestream_bridge.metrics import BATCHES_DUPLICATE, REJECTED, STORE_ERRORS, Metrics
+from curvestream_bridge.ingest import Ingest, IngestListener, Kind, Message
+from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.base import SeriesQuery, StoreRejected, StoreUnavailable
 from curvestream_bridge.store.duckdb.store import DuckDBStore
@@ -27,6 +27,28 @@ def batch(seq: int, n: int = 10, project: str = "p", run: str = "r", pid: bytes 
     return b.SerializeToString()
 
 
+class Heard(IngestListener):
+    """What the pipeline told its listener, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object]] = []
+
+    def decoded(self, batches) -> None:  # noqa: ANN001
+        self.events.append(("decoded", [b.seq for b in batches]))
+
+    def stored(self, batches) -> None:  # noqa: ANN001
+        self.events.append(("stored", [b.seq for b in batches]))
+
+    def evaluate(self, batches) -> None:  # noqa: ANN001
+        self.events.append(("evaluate", [b.seq for b in batches]))
+
+    def status(self, status) -> None:  # noqa: ANN001
+        self.events.append(("status", run_pb2.RunState.Name(status.state)))
+
+    def of(self, *kinds: str) -> list[tuple[str, object]]:
+        return [e for e in self.events if e[0] in kinds]
+
+
 class Harness:
     def __init__(self, tmp_path, store=None, **settings) -> None:
         self.store = store or DuckDBStore(str(tmp_path / "s.duckdb"))
@@ -36,8 +58,9 @@ class Harness:
         self.settings = BridgeSettings(**{"mqtt_url": "", "store": "duckdb:///unused.duckdb",
                                           "dead_letter_path": str(tmp_path / "dead.bin"),
                                           "parked_dir": str(tmp_path / "parked"), **settings})
+        self.heard = Heard()
         self.ingest = Ingest(self.store, self.settings, self.metrics,
-                             publish_commit=lambda pid, c: self.commits.append((pid, c)))
+                             publish_commit=lambda pid, c: self.commits.append((pid, c)), listener=self.heard)
 
     def mqtt(self, payload: bytes, mid: int, topic_run=("p", "r"), kind: str = Kind.POINTS) -> Message:
         return Message(kind, payload, "mqtt", topic_run, ack=lambda: self.acked.append(mid))
@@ -68,7 +91,7 @@ def test_re_sent_batches_are_dropped_but_committed_again_even_after_a_restart(h,
     h.ingest.process([h.mqtt(batch(1), 1), h.mqtt(batch(1), 2)])
     h.ingest.process([h.mqtt(batch(1), 3)])
     assert h.count() == 10
-    assert h.metrics.get(BATCHES_DUPLICATE) == 2
+    assert h.metrics.get("curvestream_batches_duplicate_total") == 2
     h.store.close()
     again = Harness(tmp_path)  # a new bridge on the same store file
     again.ingest.process([again.mqtt(batch(1), 4), again.mqtt(batch(2), 5)])
@@ -87,7 +110,7 @@ def test_re_sent_batches_are_dropped_but_committed_again_even_after_a_restart(h,
 ])
 def test_malformed_payloads_are_rejected_by_reason_acknowledged_and_dead_lettered(h, tmp_path, payload, reason):
     h.ingest.process([h.mqtt(payload, 7), h.mqtt(batch(5), 8)])
-    assert h.metrics.get(REJECTED, reason=reason) == 1
+    assert h.metrics.get("curvestream_rejected_total", reason=reason) == 1
     assert h.acked == [7, 8]
     assert h.count() == 10, "the valid batch beside it was stored"
     assert (tmp_path / "dead.bin").stat().st_size > len(payload)
@@ -125,13 +148,11 @@ def test_status_is_applied_in_order_and_a_last_will_is_dated_by_its_arrival(h):
     assert [r.state for r in h.store.runs()] == ["running"]
 
 
-def test_a_status_riding_in_a_batch_reaches_the_hooks_after_the_batchs_points(h):
-    heard = []
-    h.ingest.on_round = lambda batches: heard.append(("points", [b.seq for b in batches]))
-    h.ingest.on_status = lambda status: heard.append(("status", run_pb2.RunState.Name(status.state)))
+def test_a_status_riding_in_a_batch_reaches_the_listener_after_the_batchs_points(h):
     final = run_pb2.RunStatus(project="p", run="r", state=run_pb2.RUN_STATE_FINISHED, updated_ns=5)
     h.ingest.process([h.mqtt(batch(1, status=final), 1)])
-    assert heard == [("points", [1]), ("status", "RUN_STATE_FINISHED")], "a run ends after its last step"
+    assert h.heard.of("evaluate", "status") == [("evaluate", [1]), ("status", "RUN_STATE_FINISHED")], \
+        "a run ends after its last step"
 
 
 class FlakyStore(DuckDBStore):
@@ -150,7 +171,7 @@ def test_a_store_outage_delays_the_ack_until_the_write_succeeds(tmp_path):
     h = Harness(tmp_path, store=FlakyStore(str(tmp_path / "f.duckdb"), failures=3))
     h.ingest.process([h.mqtt(batch(1), 1)])
     assert h.acked == [1] and h.count() == 10
-    assert h.metrics.get(STORE_ERRORS) == 3
+    assert h.metrics.get("curvestream_store_errors_total") == 3
     h.store.close()
 
 
@@ -165,7 +186,7 @@ def test_a_batch_the_store_refuses_for_good_is_rejected_alone(tmp_path):
     h = Harness(tmp_path, store=RefusingStore(str(tmp_path / "r.duckdb")))
     h.ingest.process([h.mqtt(batch(1), 1), h.mqtt(batch(2), 2), h.mqtt(batch(3), 3)])
     assert h.count() == 20
-    assert h.metrics.get(REJECTED, reason="store_refused") == 1
+    assert h.metrics.get("curvestream_rejected_total", reason="store_refused") == 1
     assert sorted(h.acked) == [1, 2, 3]
     stored = [r for _, c in h.commits for r in _ranges(c)]
     rejected = [r for _, c in h.commits for r in _ranges(c, "rejected")]
@@ -182,23 +203,18 @@ def test_nan_and_infinity_survive_the_store(h):
 
 
 def test_fresh_batches_go_to_the_live_push_before_the_store_write_and_re_sends_do_not(h):
-    order: list[str] = []
     write = h.store.write
-    h.store.write = lambda batches: (order.append(f"write {len(batches)}"), write(batches))[1]
-    h.ingest.on_decoded = lambda batches: order.append(f"live {[b.seq for b in batches]}")
-    h.ingest.on_stored = lambda batches: order.append(f"stored {[b.seq for b in batches]}")
+    h.store.write = lambda batches: (h.heard.events.append(("write", len(batches))), write(batches))[1]
     h.ingest.process([h.mqtt(batch(1), 1), h.mqtt(batch(2), 2), h.mqtt(batch(1), 3)])
     h.ingest.process([h.mqtt(batch(2), 4)])  # a re-send of a stored batch: nothing new to show
-    assert order == ["live [1, 2]", "write 2", "stored [1, 2]"]
+    assert h.heard.of("decoded", "write", "stored") == [("decoded", [1, 2]), ("write", 2), ("stored", [1, 2])]
 
 
 def test_a_submitted_batch_is_pushed_live_at_once_on_the_receiving_thread_and_decoded_once(h):
-    pushed: list[list[int]] = []
-    h.ingest.on_decoded = lambda batches: pushed.append([b.seq for b in batches])
     h.ingest.submit(h.mqtt(batch(1), 1))  # the writer thread is not even running
     h.ingest.submit(h.mqtt(b"not a batch", 2))
-    assert pushed == [[1]]
-    h.ingest.process([h.ingest.queue.get_nowait(), h.ingest.queue.get_nowait()])
-    assert pushed == [[1]], "not pushed a second time by the writer"
+    assert h.heard.of("decoded") == [("decoded", [1])]
+    h.ingest.process(h.ingest.receiver.take(10, 10**6))
+    assert h.heard.of("decoded") == [("decoded", [1])], "not pushed a second time by the writer"
     assert h.count() == 10 and h.acked == [2, 1]  # the undecodable one rejected (and acknowledged) by the writer
-    assert h.metrics.get(REJECTED, reason="undecodable") == 1
+    assert h.metrics.get("curvestream_rejected_total", reason="undecodable") == 1

@@ -199,6 +199,9 @@ class UnreadableRangesStore(DuckDBStore):
     def stored_ranges(self, producer_id):  # noqa: ANN001
         raise KeyError("a bug reading the stored batches")
 
+    def stored_ranges_many(self, producer_ids):  # noqa: ANN001
+        raise KeyError("a bug reading the stored batches")
+
 
 def test_a_bug_reading_the_stored_batches_holds_nothing_up_and_the_store_still_dedupes(tmp_path):
     h = Harness(tmp_path, store=UnreadableRangesStore(str(tmp_path / "u.duckdb")))

@@ -32,7 +32,7 @@ import threading
 
 from curvestream_wire.v1 import run_pb2
 
-from curvestream_bridge.decode import DecodedBatch
+from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.metrics import CLOCK_OFFSET, POINTS_TIME_CORRECTED, Metrics
 
 __all__ = ["ClockSkew"]
@@ -84,6 +84,11 @@ class ClockSkew:
             shift = producer.correction_ns if producer is not None else 0
         if shift and status.updated_ns:
             status.updated_ns += shift
+
+    def forget(self, producer_id: bytes) -> None:
+        """The producer's run ended: its samples are let go (a producer that sends again starts anew)."""
+        with self._lock:
+            self._producers.pop(producer_id, None)
 
     def of_run(self, project: str, run: str) -> tuple[float, float] | None:
         """(offset, correction) in seconds of the run's latest producer; None before its first batch."""

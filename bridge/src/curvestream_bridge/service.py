@@ -11,7 +11,7 @@ import re
 import socket
 import threading
 import urllib.request
-from typing import Any
+from typing import Any, Sequence
 
 import uvicorn
 from pydantic import ValidationError
@@ -23,7 +23,8 @@ from curvestream_bridge.alerts.service import AlertService
 from curvestream_bridge.api import BridgeApi, create_app
 from curvestream_bridge.client_id import ClientId, data_dir
 from curvestream_bridge.embedded import EmbeddedBroker
-from curvestream_bridge.ingest import Ingest
+from curvestream_bridge.batch import DecodedBatch
+from curvestream_bridge.ingest import Ingest, IngestListener
 from curvestream_bridge.library_logs import route_library_logs
 from curvestream_bridge.live import LiveHub
 from curvestream_bridge.metrics import (
@@ -68,8 +69,7 @@ class Bridge:
         self.alert_feed = AlertFeed(settings, self.alerts, self.alerts.leader_changed) \
             if cluster and self.alerts is not None else None
         self.ingest = Ingest(self.store, settings, self.metrics, publish_commit=self._publish_commit,
-                             on_decoded=self._decoded, on_stored=self.live.stored, on_status=self._on_status,
-                             on_round=self.alerts.on_round if self.alerts is not None and not cluster else None)
+                             listener=_BridgeListener(self, self.alerts if not cluster else None))
         if settings.mqtt_url:
             self.subscriber = Subscriber(settings, self.ingest, self.metrics)
         if settings.grafana_live_url:
@@ -135,6 +135,28 @@ class Bridge:
             self.live.grafana.close()
         self.store.close()
         self.client_id.release()
+
+
+class _BridgeListener(IngestListener):
+    """What ingest tells the bridge's parts: the live hub, the alert engine (unless
+    a cluster feed feeds it), the run tails."""
+
+    def __init__(self, bridge: Bridge, alerts: AlertService | None) -> None:
+        self.bridge = bridge
+        self.alerts = alerts
+
+    def decoded(self, batches: Sequence[DecodedBatch]) -> None:
+        self.bridge._decoded(batches)
+
+    def stored(self, batches: Sequence[DecodedBatch]) -> None:
+        self.bridge.live.stored(batches)
+
+    def evaluate(self, batches: Sequence[DecodedBatch]) -> None:
+        if self.alerts is not None:
+            self.alerts.on_round(batches)
+
+    def status(self, status: Any) -> None:
+        self.bridge._on_status(status)
 
 
 def _serve(bridge: Bridge, on_ready: Any = None) -> None:

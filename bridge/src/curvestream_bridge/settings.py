@@ -57,8 +57,20 @@ class BridgeSettings(BaseSettings):
     max_payload_bytes: int = 64 * 1024 * 1024
     """Larger MQTT payloads or ingest bodies are rejected."""
     max_batch_points: int = 5_000_000
-    ingest_queue_messages: int = 256
-    """Messages waiting for the writer at most; beyond it the MQTT thread waits (backpressure)."""
+    ingest_queue_messages: int = 10_000
+    """The receive window: messages received (decoded, pushed live) and waiting for their store write,
+    at most; beyond it the MQTT thread waits (backpressure). CURVESTREAM_INGEST_QUEUE_MESSAGES."""
+    ingest_queue_mb: int = 256
+    """The receive window's payload bytes at most, in MiB. CURVESTREAM_INGEST_QUEUE_MB."""
+    ingest_round_messages: int = 4096
+    """Messages written by one store write at most (with ``write_max_points``). CURVESTREAM_INGEST_ROUND_MESSAGES."""
+    ingest_dedupe_producers: int = 100_000
+    """Producers whose stored seqs the bridge keeps in memory at most (the least recently seen are
+    read from the store again when they come back). CURVESTREAM_INGEST_DEDUPE_PRODUCERS."""
+    mqtt_receive_maximum: int = 10_000
+    """MQTT 5 Receive Maximum: messages the broker may send before the first is acknowledged (each is
+    acknowledged after its store write). Keep it at most ``ingest_queue_messages``. 3.1.1 has no such
+    setting (the broker's own in-flight limit applies). CURVESTREAM_MQTT_RECEIVE_MAXIMUM."""
     write_max_points: int = 200_000
     """Points per store write at most (several batches are written together)."""
     dead_letter_path: str = ""
@@ -126,7 +138,8 @@ class BridgeSettings(BaseSettings):
         return v
 
     @field_validator("max_payload_bytes", "max_batch_points", "ingest_queue_messages", "write_max_points",
-                     "live_frame_ms", "unexpected_error_attempts")
+                     "live_frame_ms", "unexpected_error_attempts", "ingest_queue_mb", "ingest_round_messages",
+                     "ingest_dedupe_producers", "mqtt_receive_maximum")
     @classmethod
     def _positive(cls, v: int) -> int:
         if v <= 0:

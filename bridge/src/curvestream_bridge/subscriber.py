@@ -1,6 +1,9 @@
 """The bridge's MQTT side: a persistent session (clean start off, a session
 expiry) so the broker keeps messages while the bridge is down; manual
-acknowledgements, sent only after the store has the batch; an optional MQTT 5
+acknowledgements, sent only after the store has the batch; a receive window
+(MQTT 5 Receive Maximum, ``CURVESTREAM_MQTT_RECEIVE_MAXIMUM``) wide enough that
+the broker keeps sending while a write is in flight: the messages wait in the
+pipeline's bounded queue, decoded and pushed live already; an optional MQTT 5
 shared subscription so several bridges split the stream; MQTT 3.1.1 (without
 sharing) for brokers such as amqtt.
 """
@@ -39,6 +42,7 @@ class Subscriber:
             session_expiry_s=settings.mqtt_session_expiry_s,
             manual_ack=True,
             max_inflight=100,
+            receive_maximum=settings.mqtt_receive_maximum,
             ca_file=settings.mqtt_ca_file,
             tls_insecure=settings.mqtt_tls_insecure,
             connack_timeout_s=4.0,

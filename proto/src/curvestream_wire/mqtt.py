@@ -73,6 +73,9 @@ class SessionOptions:
     will: tuple[str, bytes] | None = None
     """(topic, payload) published by the broker, retained, if the client vanishes."""
     max_inflight: int = 20
+    receive_maximum: int = 0
+    """MQTT 5: how many QoS 1 messages the broker may send before the first is
+    acknowledged (the CONNECT's Receive Maximum); 0: the broker's own limit."""
     ca_file: str = ""
     tls_insecure: bool = False
     connack_timeout_s: float = 4.0
@@ -154,9 +157,12 @@ class MqttConnection:
         kwargs: dict[str, Any] = {}
         if self.mqtt5:
             kwargs["clean_start"] = not self.options.persistent
+            props = Properties(PacketTypes.CONNECT)
             if self.options.persistent:
-                props = Properties(PacketTypes.CONNECT)
                 props.SessionExpiryInterval = self.options.session_expiry_s
+            if self.options.receive_maximum:
+                props.ReceiveMaximum = min(self.options.receive_maximum, 65_535)
+            if self.options.persistent or self.options.receive_maximum:
                 kwargs["properties"] = props
         client.connect_async(self.endpoint.host, self.endpoint.port, keepalive=self.options.keepalive_s, **kwargs)
         with self._lock:

@@ -9,7 +9,7 @@ import pytest
 
 from curvestream_bridge.alerts.rules import parse_rules
 from curvestream_bridge.alerts.service import AlertService
-from curvestream_bridge.ingest import Ingest, Kind, Message
+from curvestream_bridge.ingest import Ingest, IngestListener, Kind, Message
 from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.base import StoreUnavailable
@@ -46,7 +46,9 @@ class Bridge:
                                    publish=lambda t, p: self.published.append((t, p)))
         self.alerts.start()
         assert self.alerts.wait_ready(10)
-        self.ingest = Ingest(self.store, self.settings, self.metrics, on_round=self.alerts.on_round,
+        listener = IngestListener()
+        listener.evaluate = self.alerts.on_round  # type: ignore[method-assign]
+        self.ingest = Ingest(self.store, self.settings, self.metrics, listener=listener,
                              publish_commit=lambda *_: None)
 
     def send(self, *seqs: int) -> None:
