@@ -127,14 +127,19 @@ class AlertService:
 
     # ------------------------------------------------------------------ inputs
     def on_round(self, batches: Sequence[DecodedBatch]) -> None:
-        """Evaluate a round (fresh and re-sent batches) and save the state before
-        the commit goes out; raises StoreUnavailable while the store refuses, so
+        """Evaluate a round (fresh and re-sent batches, and the statuses they carry)
+        and save the state, once, before the commit goes out; raises StoreUnavailable while the store refuses, so
         the round is not committed and its batches come again."""
         if not self._ready.is_set():
             raise StoreUnavailable("the alert state is not read yet", retry_after_s=0.5)
         ordered = sorted(batches, key=lambda b: (b.producer_id, b.seq))  # re-sends come after fresh ones
         with self._lock:
-            self._apply(self.engine.evaluate(ordered), must_save=True)
+            changes = self.engine.evaluate(ordered)
+            for b in ordered:  # a status riding in a batch, after its points: saved with them, once per round
+                if b.status is not None:
+                    st = b.status
+                    changes.merge(self.engine.status(st.project, st.run, state_name(st.state), st.updated_ns))
+            self._apply(changes, must_save=True)
 
     def on_status(self, status: Any) -> None:
         with self._lock:

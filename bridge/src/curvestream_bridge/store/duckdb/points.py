@@ -122,10 +122,11 @@ class PointWriter:
             pending[sid] = pending.get(sid, 0) + len(steps)
             if plans is None and self.rollups:
                 held.setdefault(sid, []).append((steps, walls, values, cids))  # not in the table until the end
-                if pending[sid] >= MIN_POINTS:
-                    plans = self._start_rollups(cur, sid, held.pop(sid), rolled)
             elif plans is not None and self.rollups:
                 rolled.append((sid, plans, steps, walls, values, cids))
+        starting = {sid: parts for sid, parts in held.items() if pending[sid] >= MIN_POINTS}
+        if starting:
+            self._start_rollups(cur, starting, rolled)
         if chunk_rows["sid"]:
             new_chunks = {k: np.concatenate(v) for k, v in chunk_rows.items() if k != "pts"}
             new_chunks["pts"] = np.array(chunk_rows["pts"], dtype=object)
@@ -152,23 +153,35 @@ class PointWriter:
         rows["pts"].extend(blobs)
         return cid0 + np.repeat(np.arange(len(starts), dtype=np.int64), rows["n"][-1])
 
-    def _start_rollups(self, cur: duckdb.DuckDBPyConnection, sid: int, new: list[tuple[np.ndarray, ...]],
-                       rolled: list[tuple[Any, ...]]) -> dict[str, LevelPlan]:
-        """The series reaches MIN_POINTS: choose its levels from its points so far
-        (stored, and ``new`` in this write) and roll up all of them."""
-        rows = cur.execute("SELECT cid, n, pts FROM chunks WHERE sid = ? ORDER BY cid", [sid]).fetchall()
-        old = chunk_codec.decode([r[2] for r in rows])
-        old_cids = np.repeat(np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows])
-        parts = [(old["step"], old["wall"], old["value"], old_cids), *new]
-        steps, walls, values, cids = (np.concatenate([p[i] for p in parts]) for i in range(4))
-        first = np.argsort(walls, kind="stable")[:4096]
-        plans = {"step": LevelPlan("step", choose_base("step", steps[first], BOTTOM_TARGET_POINTS)),
-                 "time": LevelPlan("time", choose_base("time", walls[first], BOTTOM_TARGET_POINTS))}
-        cur.execute("UPDATE series SET m4_base_step = ?, m4_base_time = ? WHERE sid = ?",
-                    [plans["step"].base, plans["time"].base, sid])
-        self._pending_plans[sid] = plans
-        rolled.append((sid, plans, steps, walls, values, cids))
-        return plans
+    def _start_rollups(self, cur: duckdb.DuckDBPyConnection, starting: dict[int, list[tuple[np.ndarray, ...]]],
+                       rolled: list[tuple[Any, ...]]) -> None:
+        """These series reach MIN_POINTS: choose the levels of each from its points
+        so far (stored, read for all of them by one statement, and new in this
+        write) and roll up all of them."""
+        with scan(cur, "starting", {"sid": np.array(list(starting), np.int32)}):
+            got = cur.execute("SELECT c.sid, c.cid, c.n, c.pts FROM chunks c JOIN starting s ON c.sid = s.sid "
+                              "ORDER BY c.sid, c.cid").fetchnumpy()
+        sids, cids, ns = ints(got["sid"]), ints(got["cid"]), ints(got["n"])
+        bounds = np.searchsorted(sids, np.array(sorted(starting), np.int64), side="left").tolist() + [len(sids)]
+        plan_rows = []
+        for i, sid in enumerate(sorted(starting)):
+            a, b = bounds[i], bounds[i + 1]
+            old = chunk_codec.decode(got["pts"][a:b])
+            old_cids = np.repeat(cids[a:b], ns[a:b])
+            parts = [(old["step"], old["wall"], old["value"], old_cids), *starting[sid]]
+            steps, walls, values, point_cids = (np.concatenate([p[j] for p in parts]) for j in range(4))
+            first = np.argsort(walls, kind="stable")[:4096]
+            plans = {"step": LevelPlan("step", choose_base("step", steps[first], BOTTOM_TARGET_POINTS)),
+                     "time": LevelPlan("time", choose_base("time", walls[first], BOTTOM_TARGET_POINTS))}
+            plan_rows.append((sid, plans["step"].base, plans["time"].base))
+            self._pending_plans[sid] = plans
+            rolled.append((sid, plans, steps, walls, values, point_cids))
+        new_plans = {"sid": np.array([r[0] for r in plan_rows], np.int32),
+                     "bs": np.array([r[1] for r in plan_rows], np.int16),
+                     "bt": np.array([r[2] for r in plan_rows], np.int16)}
+        with scan(cur, "new_plans", new_plans):
+            cur.execute("UPDATE series SET m4_base_step = p.bs, m4_base_time = p.bt FROM new_plans p "
+                        "WHERE series.sid = p.sid")
 
     def _rollups(self, cur: duckdb.DuckDBPyConnection, rolled: list[tuple[Any, ...]]) -> None:
         """The partial rows of every level for ``(sid, plans, steps, walls, values, cids)``

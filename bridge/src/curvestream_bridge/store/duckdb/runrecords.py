@@ -21,12 +21,14 @@ import json
 import time
 
 import duckdb
+import numpy as np
 
 from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.store.base import RunRecord, meta_fields, record_from_meta, state_name
+from curvestream_bridge.store.duckdb.aggrows import scan
 
-__all__ = ["SCHEMA", "seen", "apply_meta", "apply_status", "runs"]
+__all__ = ["SCHEMA", "seen_many", "apply_meta", "apply_metas", "apply_status", "apply_statuses", "runs"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (project VARCHAR NOT NULL, run VARCHAR NOT NULL, meta_json VARCHAR,
@@ -34,10 +36,36 @@ CREATE TABLE IF NOT EXISTS runs (project VARCHAR NOT NULL, run VARCHAR NOT NULL,
 """
 
 
-def seen(cur: duckdb.DuckDBPyConnection, project: str, run: str) -> None:
-    """The run has a new series: its row made if it has none yet."""
-    cur.execute("INSERT INTO runs (project, run, created_ns) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                [project, run, time.time_ns()])
+def seen_many(cur: duckdb.DuckDBPyConnection, runs: list[tuple[str, str]]) -> None:
+    """These runs (each once) have a new series: their rows made where they have none yet, by one statement."""
+    if not runs:
+        return
+    with scan(cur, "seen_runs", _run_columns(runs)):
+        cur.execute("INSERT INTO runs (project, run, created_ns) SELECT project, run, ? FROM seen_runs "
+                    "ON CONFLICT DO NOTHING", [time.time_ns()])
+
+
+def _run_columns(runs: list[tuple[str, str]], **more: list[object]) -> dict[str, np.ndarray]:
+    cols = {"project": np.array([p for p, _ in runs], dtype=object), "run": np.array([r for _, r in runs], dtype=object)}
+    for name, values in more.items():
+        cols[name] = np.array(values, dtype=object if values and isinstance(values[0], str) else None)
+    return cols
+
+
+def apply_metas(cur: duckdb.DuckDBPyConnection, metas: list[run_pb2.RunMeta]) -> None:
+    """:func:`apply_meta` of a write's metadata (the last of each run), by one statement."""
+    if len(metas) == 1:
+        apply_meta(cur, metas[0])
+        return
+    last = {(m.project, m.run): m for m in metas}
+    if not last:
+        return
+    runs = list(last)
+    with scan(cur, "new_meta", _run_columns(runs, meta_json=[json.dumps(meta_fields(last[r]), ensure_ascii=False)
+                                                            for r in runs])):
+        cur.execute("""INSERT INTO runs (project, run, meta_json, created_ns) SELECT project, run, meta_json, ?
+                       FROM new_meta ON CONFLICT (project, run) DO UPDATE SET meta_json = excluded.meta_json""",
+                    [time.time_ns()])
 
 
 def apply_meta(cur: duckdb.DuckDBPyConnection, meta: run_pb2.RunMeta) -> None:
@@ -63,6 +91,35 @@ def apply_status(cur: duckdb.DuckDBPyConnection, status: run_pb2.RunStatus) -> b
         [status.project, status.run, state_name(status.state), status.reason, status.updated_ns, time.time_ns()],
     )
     return True
+
+
+def apply_statuses(cur: duckdb.DuckDBPyConnection, statuses: list[run_pb2.RunStatus]) -> None:
+    """:func:`apply_status` of a write's statuses (the newest of each run), by two statements."""
+    if len(statuses) == 1:
+        apply_status(cur, statuses[0])
+        return
+    newest: dict[tuple[str, str], run_pb2.RunStatus] = {}
+    for st in statuses:
+        known = newest.get((st.project, st.run))
+        if known is None or known.updated_ns <= st.updated_ns:
+            newest[(st.project, st.run)] = st
+    if not newest:
+        return
+    runs = list(newest)
+    with scan(cur, "status_runs", _run_columns(runs)):
+        stored = {(p, r): ns for p, r, ns in cur.execute(
+            "SELECT r.project, r.run, r.status_ns FROM runs r JOIN status_runs s USING (project, run)").fetchall()}
+    runs = [r for r in runs if stored.get(r) is None or stored[r] <= newest[r].updated_ns]
+    if not runs:
+        return
+    st = [newest[r] for r in runs]
+    cols = _run_columns(runs, state=[state_name(s.state) for s in st], reason=[s.reason or "" for s in st])
+    cols["status_ns"] = np.array([s.updated_ns for s in st], np.int64)
+    with scan(cur, "new_status", cols):
+        cur.execute("""INSERT INTO runs (project, run, state, reason, status_ns, created_ns)
+                       SELECT project, run, state, reason, status_ns, ? FROM new_status
+                       ON CONFLICT (project, run) DO UPDATE SET state = excluded.state, reason = excluded.reason,
+                       status_ns = excluded.status_ns""", [time.time_ns()])
 
 
 def runs(cur: duckdb.DuckDBPyConnection) -> list[RunRecord]:

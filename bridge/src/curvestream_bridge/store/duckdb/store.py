@@ -61,6 +61,7 @@ from curvestream_bridge.store.base import (
 )
 from curvestream_bridge.store.cancel import interrupting
 from curvestream_bridge.store.duckdb import alertstate, batchlog, runrecords, seriesstats
+from curvestream_bridge.store.duckdb.aggrows import scan
 from curvestream_bridge.store.duckdb.allpoints import all_points
 from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped, rolled_back_on_error
 from curvestream_bridge.store.duckdb.many import series_many
@@ -134,6 +135,7 @@ class DuckDBStore(StoreWriter, StoreReader, AlertStateStore):
             try:
                 cur.execute("BEGIN TRANSACTION")
                 batches = batchlog.fresh(cur, batches)
+                self._new_series(cur, batches)
                 self._write_points(cur, batches)
                 self._write_others(cur, batches)
                 now = time.time_ns()
@@ -175,23 +177,36 @@ class DuckDBStore(StoreWriter, StoreReader, AlertStateStore):
             cur.execute("SELECT sid, project, run, key, kind FROM series").fetchall()}
         self._next_sid = max(self._sids.values(), default=0) + 1
 
-    def _sid(self, cur: duckdb.DuckDBPyConnection, project: str, run: str, key: str, kind: str) -> int:
-        ident = (project, run, key, kind)
-        sid = self._sids.get(ident)
-        if sid is None:
-            sid = self._next_sid
-            self._next_sid += 1
-            cur.execute("INSERT INTO series (sid, project, run, key, kind) VALUES (?, ?, ?, ?, ?)",
-                        [sid, project, run, key, kind])
-            self._sids[ident] = sid
-            runrecords.seen(cur, project, run)
-        return sid
+    def _new_series(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
+        """The series of a write not known yet, and their runs' records, each by one statement."""
+        new: dict[tuple[str, str, str, str], int] = {}
+        for b in batches:
+            for kind, items in (("scalar", b.scalars), ("histogram", b.histograms), ("text", b.texts)):
+                for item in items:
+                    ident = (b.project, b.run, item.key, kind)
+                    if ident not in self._sids and ident not in new:
+                        new[ident] = self._next_sid + len(new)
+        if not new:
+            return
+        self._next_sid += len(new)
+        idents = list(new)
+        rows = {"sid": np.array(list(new.values()), np.int32),
+                **{name: np.array([i[j] for i in idents], dtype=object)
+                   for j, name in enumerate(("project", "run", "key", "kind"))}}
+        with scan(cur, "new_series", rows):
+            cur.execute("INSERT INTO series (sid, project, run, key, kind) SELECT sid, project, run, key, kind "
+                        "FROM new_series")
+        self._sids.update(new)
+        runrecords.seen_many(cur, list(dict.fromkeys((i[0], i[1]) for i in idents)))
+
+    def _sid(self, project: str, run: str, key: str, kind: str) -> int:
+        return self._sids[(project, run, key, kind)]
 
     def _write_points(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
         parts: dict[int, list[Any]] = {}
         for b in batches:
             for col in b.scalars:
-                parts.setdefault(self._sid(cur, b.project, b.run, col.key, "scalar"), []).append(col)
+                parts.setdefault(self._sid(b.project, b.run, col.key, "scalar"), []).append(col)
         if not parts:
             return
         # one column per series and write: the rollups cost per call, not per point
@@ -206,18 +221,16 @@ class DuckDBStore(StoreWriter, StoreReader, AlertStateStore):
     def _write_others(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
         for b in batches:
             for h in b.histograms:
-                sid = self._sid(cur, b.project, b.run, h.key, "histogram")
+                sid = self._sid(b.project, b.run, h.key, "histogram")
                 cur.execute("INSERT INTO histograms VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             [sid, h.step, h.wall_ns, list(h.bucket_edges), list(h.counts), h.min, h.max, h.sum, h.count])
                 seriesstats.add_record(cur, sid, h.step, h.wall_ns)
             for t in b.texts:
-                sid = self._sid(cur, b.project, b.run, t.key, "text")
+                sid = self._sid(b.project, b.run, t.key, "text")
                 cur.execute("INSERT INTO texts VALUES (?, ?, ?, ?, ?)", [sid, t.step, t.wall_ns, t.level, t.text])
                 seriesstats.add_record(cur, sid, t.step, t.wall_ns)
-            if b.meta is not None:
-                runrecords.apply_meta(cur, b.meta)
-            if b.status is not None:
-                runrecords.apply_status(cur, b.status)
+        runrecords.apply_metas(cur, [b.meta for b in batches if b.meta is not None])
+        runrecords.apply_statuses(cur, [b.status for b in batches if b.status is not None])
 
     @mapped
     def apply_status(self, status: run_pb2.RunStatus) -> bool:
