@@ -155,19 +155,27 @@ class AlertEngine:
         changes = Changes()
         now = self._clock_ns()
         with self._lock:
+            columns: dict[tuple[str, str, str], list[Any]] = {}
             for b in batches:
                 if b.scalars:
                     self._points_arrived(b, now, changes)
                 for col in b.scalars:
-                    rules = self._rules_for(b.project, b.run, col.key)
-                    if not rules:
-                        continue
-                    steps, wall, values = col.steps, col.wall_ns, col.values
-                    if len(steps) > 1 and np.any(steps[1:] < steps[:-1]):
-                        order = np.argsort(steps, kind="stable")
-                        steps, wall, values = steps[order], wall[order], values[order]
-                    for rule in rules:
-                        self._feed(rule, b.project, b.run, col.key, steps, wall, values, changes)
+                    columns.setdefault((b.project, b.run, col.key), []).append(col)
+            # each series once per round, its batches' columns in their order: the detectors cost per call
+            for (project, run, key), cols in columns.items():
+                rules = self._rules_for(project, run, key)
+                if not rules:
+                    continue
+                if len(cols) == 1:
+                    steps, wall, values = cols[0].steps, cols[0].wall_ns, cols[0].values
+                else:
+                    steps, wall, values = (np.concatenate([getattr(c, f) for c in cols])
+                                           for f in ("steps", "wall_ns", "values"))
+                if len(steps) > 1 and np.any(steps[1:] < steps[:-1]):
+                    order = np.argsort(steps, kind="stable")
+                    steps, wall, values = steps[order], wall[order], values[order]
+                for rule in rules:
+                    self._feed(rule, project, run, key, steps, wall, values, changes)
         return changes
 
     def status(self, project: str, run: str, state: str, updated_ns: int = 0) -> Changes:

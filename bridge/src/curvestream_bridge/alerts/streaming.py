@@ -130,7 +130,11 @@ class TrailingWindow:
                     centre[pos:end], scale[pos:end] = med[0], spread[0]
             pos = end
         if full:  # every full window of the batch at once
-            windows = np.lib.stride_tricks.sliding_window_view(history, self.size)[[h - self.size for _, _, h in full]]
+            if len(full) == 1:  # a small batch: one window, a slice (no view machinery)
+                windows = history[None, full[0][2] - self.size:full[0][2]]
+            else:
+                windows = np.lib.stride_tricks.sliding_window_view(history, self.size)[[h - self.size
+                                                                                         for _, _, h in full]]
             med, spread = _centre_and_scale(windows)
             for (a, b, _), m, sc in zip(full, med, spread):
                 centre[a:b], scale[a:b] = m, sc
@@ -145,9 +149,20 @@ class TrailingWindow:
 def _centre_and_scale(windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row: the median, and 1.4826 * MAD; where MAD is 0 (more than half the row
     flat) 1.2533 * the mean deviation; where that is 0 too (a flat row) 0.1 % of the level."""
-    med = np.median(windows, axis=1)
+    med = _row_medians(windows)
     deviations = np.abs(windows - med[:, None])
-    scale = 1.4826 * np.median(deviations, axis=1)
+    scale = 1.4826 * _row_medians(deviations)
     scale = np.where(scale > 0, scale, 1.2533 * deviations.mean(axis=1))
     scale = np.where(scale > 0, scale, 1e-3 * np.abs(med))
     return med, np.where(scale > 0, scale, 1e-300)
+
+
+def _row_medians(rows: np.ndarray) -> np.ndarray:
+    """``np.median(rows, axis=1)`` for finite rows, by one partition (np.median's
+    own checks cost more than the work on the short rows of a small batch)."""
+    n = rows.shape[1]
+    half = n // 2
+    if n % 2:
+        return np.partition(rows, half, axis=1)[:, half]
+    part = np.partition(rows, (half - 1, half), axis=1)
+    return (part[:, half - 1] + part[:, half]) / 2
