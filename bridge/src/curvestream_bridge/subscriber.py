@@ -43,6 +43,7 @@ class Subscriber:
             manual_ack=True,
             max_inflight=100,
             receive_maximum=settings.mqtt_receive_maximum,
+            buffered_reads=True,
             ca_file=settings.mqtt_ca_file,
             tls_insecure=settings.mqtt_tls_insecure,
             connack_timeout_s=4.0,
