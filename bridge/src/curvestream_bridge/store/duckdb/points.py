@@ -47,7 +47,7 @@ from curvestream_bridge.store.m4.query import (
     rollup_axis,
 )
 
-__all__ = ["SCHEMA", "PointWriter", "series_query", "scan", "BOTTOM_TARGET_POINTS"]
+__all__ = ["SCHEMA", "PointWriter", "SortedPoints", "series_query", "scan", "BOTTOM_TARGET_POINTS"]
 
 BOTTOM_TARGET_POINTS = 64
 """A bottom bucket holds up to about this many points (8 to 64 on a regular series)."""
@@ -71,6 +71,31 @@ SCHEMA = "\n".join(
        "c0 BIGINT, c1 BIGINT);" for a in AXES]
     + [UPPER_SCHEMA]
 )
+
+
+class SortedPoints:
+    """The points of a write, every series' together in wall-time order (ties
+    as they came), series by sid: ``sids`` (one per series), ``bounds`` (the
+    offsets where each series' points start, and the end), ``series`` (each
+    point's index into ``sids``)."""
+
+    def __init__(self, sids: np.ndarray, bounds: np.ndarray, series: np.ndarray, steps: np.ndarray,
+                 walls: np.ndarray, values: np.ndarray) -> None:
+        self.sids, self.bounds, self.series = sids, bounds, series
+        self.steps, self.walls, self.values = steps, walls, values
+
+    @classmethod
+    def of(cls, columns: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]) -> "SortedPoints":
+        sid_of_col = np.array([c[0] for c in columns], np.int64)
+        lens = np.array([len(c[1]) for c in columns], np.int64)
+        sid_pt = np.repeat(sid_of_col, lens)
+        steps, walls = (np.concatenate([c[i] for c in columns]).astype(np.int64, copy=False) for i in (1, 2))
+        values = np.concatenate([c[3] for c in columns]).astype(np.float64, copy=False)
+        order = np.lexsort((walls, sid_pt))
+        sid_pt, steps, walls, values = sid_pt[order], steps[order], walls[order], values[order]
+        first = np.flatnonzero(np.concatenate(([True], sid_pt[1:] != sid_pt[:-1])))
+        series = np.cumsum(np.concatenate(([False], sid_pt[1:] != sid_pt[:-1]))).astype(np.int64)
+        return cls(sid_pt[first], np.append(first, len(sid_pt)), series, steps, walls, values)
 
 
 class PointWriter:
@@ -107,60 +132,66 @@ class PointWriter:
         return plans[axis] if plans else None
 
     def write(self, cur: duckdb.DuckDBPyConnection, columns: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]],
-              counts: dict[int, int]) -> None:
-        """``columns``: (sid, steps, walls, values) per batch and key; ``counts``:
-        points stored per sid before this write."""
-        chunk_rows: dict[str, list[Any]] = {k: [] for k in ("sid", "cid", "n", "s0", "s1", "w0", "w1", "pts")}
+              counts: dict[int, int]) -> "SortedPoints":
+        """``columns``: (sid, steps, walls, values) per series; ``counts``: points
+        stored per sid before this write. All series are chunked together (one
+        pass over the write's points in (series, wall time) order, not a pass per
+        series); returns those sorted points."""
+        pts = SortedPoints.of(columns)
+        plans_of = [self.plans.get(sid) or self._pending_plans.get(sid) for sid in pts.sids.tolist()] \
+            if self.rollups else [None] * len(pts.sids)
+        written_from = self.next_cid  # the chunks of this write: not read back as stored ones below
+        cids = self._add_chunks(cur, pts, plans_of)
         rolled: list[tuple[int, dict[str, LevelPlan], np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        pending = dict(counts)
-        held: dict[int, list[tuple[np.ndarray, ...]]] = {}
-        for sid, steps, walls, values in columns:
-            order = np.argsort(walls, kind="stable")
-            steps, walls, values = steps[order], walls[order], values[order]
-            plans = self.plans.get(sid) or self._pending_plans.get(sid)
-            cids = self._add_chunks(chunk_rows, sid, steps, walls, values, plans if self.rollups else None)
-            pending[sid] = pending.get(sid, 0) + len(steps)
-            if plans is None and self.rollups:
-                held.setdefault(sid, []).append((steps, walls, values, cids))  # not in the table until the end
-            elif plans is not None and self.rollups:
-                rolled.append((sid, plans, steps, walls, values, cids))
-        starting = {sid: parts for sid, parts in held.items() if pending[sid] >= MIN_POINTS}
+        starting: dict[int, list[tuple[np.ndarray, ...]]] = {}
+        if self.rollups:
+            bounds = pts.bounds.tolist()
+            for i, (sid, plans) in enumerate(zip(pts.sids.tolist(), plans_of)):
+                a, b = bounds[i], bounds[i + 1]
+                part = (pts.steps[a:b], pts.walls[a:b], pts.values[a:b], cids[a:b])
+                if plans is not None:
+                    rolled.append((sid, plans, *part))
+                elif counts.get(sid, 0) + (b - a) >= MIN_POINTS:  # not in the table until the end
+                    starting[sid] = [part]
         if starting:
-            self._start_rollups(cur, starting, rolled)
-        if chunk_rows["sid"]:
-            new_chunks = {k: np.concatenate(v) for k, v in chunk_rows.items() if k != "pts"}
-            new_chunks["pts"] = np.array(chunk_rows["pts"], dtype=object)
-            with scan(cur, "new_chunks", new_chunks):
-                cur.execute("INSERT INTO chunks SELECT sid, cid, n, s0, s1, w0, w1, pts FROM new_chunks")
+            self._start_rollups(cur, starting, rolled, written_from)
         if rolled:
             self._rollups(cur, rolled)
+        return pts
 
-    def _add_chunks(self, rows: dict[str, list[Any]], sid: int, steps: np.ndarray, walls: np.ndarray,
-                    values: np.ndarray, plans: dict[str, LevelPlan] | None) -> np.ndarray:
-        groups = () if plans is None else (np.right_shift(steps, plans["step"].base),
-                                           np.right_shift(walls, plans["time"].base))
-        starts = chunk_codec.split(len(steps), groups)
-        blobs = chunk_codec.encode(steps, walls, values, starts)
+    def _add_chunks(self, cur: duckdb.DuckDBPyConnection, pts: "SortedPoints", plans_of: list[dict[str, LevelPlan] | None]) -> np.ndarray:
+        """The chunk rows of all series of a write, by one INSERT; each point's chunk id."""
+        groups: tuple[np.ndarray, ...] = (pts.series,)
+        rolled = np.array([p is not None for p in plans_of], bool)
+        if rolled.any():  # a chunk of a series with rollups also ends where a bottom bucket does
+            base_s = np.array([p["step"].base if p else 0 for p in plans_of], np.int64)[pts.series]
+            base_t = np.array([p["time"].base if p else 0 for p in plans_of], np.int64)[pts.series]
+            keep = rolled[pts.series]
+            groups += (np.where(keep, np.right_shift(pts.steps, base_s), 0),
+                       np.where(keep, np.right_shift(pts.walls, base_t), 0))
+        n = len(pts.steps)
+        starts = chunk_codec.split(n, groups)
+        blobs = chunk_codec.encode(pts.steps, pts.walls, pts.values, starts)
         cid0 = self.next_cid
         self.next_cid += len(blobs)
-        rows["sid"].append(np.full(len(starts), sid, np.int32))
-        rows["cid"].append(cid0 + np.arange(len(starts), dtype=np.int64))
-        rows["n"].append(np.diff(np.append(starts, len(steps))).astype(np.int32))
-        rows["s0"].append(np.minimum.reduceat(steps, starts))
-        rows["s1"].append(np.maximum.reduceat(steps, starts))
-        rows["w0"].append(walls[starts])
-        rows["w1"].append(walls[np.append(starts[1:], len(steps)) - 1])
-        rows["pts"].extend(blobs)
-        return cid0 + np.repeat(np.arange(len(starts), dtype=np.int64), rows["n"][-1])
+        ends = np.append(starts[1:], n)
+        lens = ends - starts
+        new_chunks = {"sid": pts.sids[pts.series[starts]].astype(np.int32),
+                      "cid": cid0 + np.arange(len(starts), dtype=np.int64), "n": lens.astype(np.int32),
+                      "s0": np.minimum.reduceat(pts.steps, starts), "s1": np.maximum.reduceat(pts.steps, starts),
+                      "w0": pts.walls[starts], "w1": pts.walls[ends - 1], "pts": np.array(blobs, dtype=object)}
+        with scan(cur, "new_chunks", new_chunks):
+            cur.execute("INSERT INTO chunks SELECT sid, cid, n, s0, s1, w0, w1, pts FROM new_chunks")
+        return cid0 + np.repeat(np.arange(len(starts), dtype=np.int64), lens)
 
     def _start_rollups(self, cur: duckdb.DuckDBPyConnection, starting: dict[int, list[tuple[np.ndarray, ...]]],
-                       rolled: list[tuple[Any, ...]]) -> None:
+                       rolled: list[tuple[Any, ...]], written_from: int) -> None:
         """These series reach MIN_POINTS: choose the levels of each from its points
         so far (stored, read for all of them by one statement, and new in this
         write) and roll up all of them."""
         with scan(cur, "starting", {"sid": np.array(list(starting), np.int32)}):
             got = cur.execute("SELECT c.sid, c.cid, c.n, c.pts FROM chunks c JOIN starting s ON c.sid = s.sid "
-                              "ORDER BY c.sid, c.cid").fetchnumpy()
+                              "WHERE c.cid < ? ORDER BY c.sid, c.cid", [written_from]).fetchnumpy()
         sids, cids, ns = ints(got["sid"]), ints(got["cid"]), ints(got["n"])
         bounds = np.searchsorted(sids, np.array(sorted(starting), np.int64), side="left").tolist() + [len(sids)]
         plan_rows = []

@@ -26,25 +26,25 @@ import numpy as np
 
 from curvestream_bridge.store.base import MetricRecord
 from curvestream_bridge.store.duckdb.aggrows import scan
+from curvestream_bridge.store.duckdb.points import SortedPoints
 
-__all__ = ["add_columns", "add_record", "metrics", "run_starts_ns"]
+__all__ = ["add_points", "add_record", "metrics", "run_starts_ns"]
 
 
-def add_columns(cur: duckdb.DuckDBPyConnection, columns: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]) -> None:
-    """The scalar columns ``(sid, steps, wall_ns, values)`` of a write counted in,
-    all series by one statement (one per series cost more than the points of a
-    small round)."""
-    firsts = [int(np.argmin(walls)) for _, _, walls, _ in columns]
-    lasts = [int(np.argmax(walls)) for _, _, walls, _ in columns]
-    cols = {"sid": np.array([c[0] for c in columns], np.int32),
-            "n": np.array([len(c[1]) for c in columns], np.int64),
-            "fs": np.array([c[1][i] for c, i in zip(columns, firsts)], np.int64),
-            "fn": np.array([c[2][i] for c, i in zip(columns, firsts)], np.int64),
-            "ls": np.array([c[1][i] for c, i in zip(columns, lasts)], np.int64),
-            "ln": np.array([c[2][i] for c, i in zip(columns, lasts)], np.int64),
-            "lv": np.array([c[3][i] for c, i in zip(columns, lasts)], np.float64),
-            "smin": np.array([c[1].min() for c in columns], np.int64),
-            "smax": np.array([c[1].max() for c in columns], np.int64)}
+def add_points(cur: duckdb.DuckDBPyConnection, pts: SortedPoints) -> None:
+    """The scalar points of a write (sorted by series, then wall time, ties as
+    they came) counted in, all series by one statement (one per series cost
+    more than the points of a small round)."""
+    first = pts.bounds[:-1]
+    end = pts.bounds[1:]
+    # the last point: the first of the series' latest wall time (ties: the one that came first)
+    latest = pts.walls[end - 1][pts.series]
+    candidates = np.where(pts.walls == latest, np.arange(len(pts.walls)), len(pts.walls))
+    last = np.minimum.reduceat(candidates, first)
+    cols = {"sid": pts.sids.astype(np.int32), "n": (end - first).astype(np.int64),
+            "fs": pts.steps[first], "fn": pts.walls[first], "ls": pts.steps[last], "ln": pts.walls[last],
+            "lv": pts.values[last], "smin": np.minimum.reduceat(pts.steps, first),
+            "smax": np.maximum.reduceat(pts.steps, first)}
     cols["nan"] = np.isnan(cols["lv"])
     with scan(cur, "new_stats", cols):
         cur.execute(

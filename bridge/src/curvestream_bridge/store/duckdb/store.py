@@ -203,20 +203,14 @@ class DuckDBStore(StoreWriter, StoreReader, AlertStateStore):
         return self._sids[(project, run, key, kind)]
 
     def _write_points(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
-        parts: dict[int, list[Any]] = {}
-        for b in batches:
-            for col in b.scalars:
-                parts.setdefault(self._sid(b.project, b.run, col.key, "scalar"), []).append(col)
-        if not parts:
+        # every series of the write together: chunks, rollups and figures cost per write, not per series
+        columns = [(self._sid(b.project, b.run, col.key, "scalar"), col.steps, col.wall_ns, col.values)
+                   for b in batches for col in b.scalars]
+        if not columns:
             return
-        # one column per series and write: the rollups cost per call, not per point
-        columns = [(sid, *(np.concatenate([getattr(c, f) for c in cols]) if len(cols) > 1 else getattr(cols[0], f)
-                           for f in ("steps", "wall_ns", "values")))
-                   for sid, cols in parts.items()]
         counts = dict(cur.execute("SELECT sid, count FROM series WHERE sid IN (SELECT unnest(?))",
-                                  [list(parts)]).fetchall())
-        self._points.write(cur, columns, counts)
-        seriesstats.add_columns(cur, columns)
+                                  [list({c[0] for c in columns})]).fetchall())
+        seriesstats.add_points(cur, self._points.write(cur, columns, counts))
 
     def _write_others(self, cur: duckdb.DuckDBPyConnection, batches: Sequence[DecodedBatch]) -> None:
         for b in batches:

@@ -132,15 +132,20 @@ def many_partials(plans: list[LevelPlan], step: list[np.ndarray], wall: list[np.
     changes, so the numpy calls per write do not grow with its series."""
     axis = plans[0].axis
     assert all(not p.ladder and p.axis == axis for p in plans)
-    parts = []
-    for i, plan in enumerate(plans):
-        s, w, v, c = (np.asarray(step[i], np.int64), np.asarray(wall[i], np.int64),
-                      np.asarray(value[i], np.float64), np.asarray(cid[i], np.int64))
-        if not in_x_order(axis, s, w):
-            order = order_by_x(axis, s, w)
-            s, w, v, c = s[order], w[order], v[order], c[order]
-        parts.append((s, w, v, c, np.full(len(s), i, np.int64), np.full(len(s), plan.base, np.int64)))
-    s, w, v, c, series, base = (np.concatenate([p[j] for p in parts]) for j in range(6))
+    lens = np.array([len(x) for x in step], np.int64)
+    s, w, c = (np.concatenate(cols).astype(np.int64, copy=False) for cols in (step, wall, cid))
+    v = np.concatenate(value).astype(np.float64, copy=False)
+    series = np.repeat(np.arange(len(plans), dtype=np.int64), lens)
+    base = np.repeat(np.array([p.base for p in plans], np.int64), lens)
+    new_series = series[1:] != series[:-1]
+    if axis == "time":
+        ordered = bool(np.all(new_series | (w[1:] >= w[:-1])))
+    else:
+        ds = np.diff(s)
+        ordered = bool(np.all(new_series | (ds > 0) | ((ds == 0) & (w[1:] >= w[:-1]))))
+    if not ordered:  # each series in x order (ties as they came): one sort for all of them
+        order = np.lexsort((w, s, series)) if axis == "step" else np.lexsort((w, series))
+        s, w, v, c = s[order], w[order], v[order], c[order]
     buckets = np.right_shift(s if axis == "step" else w, base)  # floor division by 2**base
     agg: M4Agg | None = None
     for k in range(LEVELS):
