@@ -22,9 +22,6 @@ from curvestream_bridge.store import Store
 from servers import BridgeProcess
 from wrapped_bridge import run_over
 
-TESTS = pathlib.Path(__file__).resolve().parent
-
-
 class HeldStore:
     def __init__(self, inner: Store, gate: pathlib.Path, state: pathlib.Path) -> None:
         self.inner = inner
@@ -55,15 +52,15 @@ class HeldStore:
 
 
 class HeldBridge(BridgeProcess):
-    """The real bridge whose store writes wait while ``gate`` exists."""
+    """The real bridge (its own process, DuckDB) whose store writes wait while ``gate`` exists."""
 
-    def __init__(self, workdir: pathlib.Path, mqtt_url: str) -> None:
-        super().__init__(workdir, f"duckdb:///{workdir / 's.duckdb'}", mqtt_url)
+    def __init__(self, workdir: pathlib.Path, mqtt_url: str, **settings: str) -> None:
+        super().__init__(workdir, f"duckdb:///{workdir / 's.duckdb'}", mqtt_url, **settings)
         self.gate = workdir / "gate"
         self.state = workdir / "state.json"
 
     def command(self) -> list[str]:
-        return [sys.executable, str(TESTS / "held_bridge.py")]
+        return [sys.executable, str(pathlib.Path(__file__).resolve())]
 
     def env(self) -> dict[str, str]:
         return {**super().env(), "HELD_STORE_GATE": str(self.gate), "HELD_STORE_STATE": str(self.state)}
