@@ -62,8 +62,15 @@ class BridgeSettings(BaseSettings):
     at most; beyond it the MQTT thread waits (backpressure). CURVESTREAM_INGEST_QUEUE_MESSAGES."""
     ingest_queue_mb: int = 256
     """The receive window's payload bytes at most, in MiB. CURVESTREAM_INGEST_QUEUE_MB."""
-    ingest_round_messages: int = 4096
+    ingest_round_messages: int = 10_000
     """Messages written by one store write at most (with ``write_max_points``). CURVESTREAM_INGEST_ROUND_MESSAGES."""
+    ingest_round_linger_ms: int = 250
+    """Under fan-in (the previous round held at least ``ingest_round_linger_from`` messages), a round
+    waits this long after the previous one for more messages, so that each series comes with several
+    batches (its alerts and rollups cost per round); live points are pushed as they arrive meanwhile.
+    CURVESTREAM_INGEST_ROUND_LINGER_MS (0: never wait)."""
+    ingest_round_linger_from: int = 256
+    """See ``ingest_round_linger_ms``. CURVESTREAM_INGEST_ROUND_LINGER_FROM."""
     ingest_dedupe_producers: int = 100_000
     """Producers whose stored seqs the bridge keeps in memory at most (the least recently seen are
     read from the store again when they come back). CURVESTREAM_INGEST_DEDUPE_PRODUCERS."""
@@ -71,7 +78,7 @@ class BridgeSettings(BaseSettings):
     """MQTT 5 Receive Maximum: messages the broker may send before the first is acknowledged (each is
     acknowledged after its store write). Keep it at most ``ingest_queue_messages``. 3.1.1 has no such
     setting (the broker's own in-flight limit applies). CURVESTREAM_MQTT_RECEIVE_MAXIMUM."""
-    write_max_points: int = 200_000
+    write_max_points: int = 1_000_000
     """Points per store write at most (several batches are written together)."""
     dead_letter_path: str = ""
     """File where rejected payloads are kept for inspection (framed, with the reason). Empty: none."""

@@ -27,6 +27,7 @@ import dataclasses
 import logging
 import queue
 import threading
+import time
 
 from curvestream_wire.v1 import run_pb2
 
@@ -151,12 +152,24 @@ class Ingest:
             t.join(timeout)
 
     def _prepare_forever(self) -> None:
+        most, points = self.settings.ingest_round_messages, self.settings.write_max_points
+        linger_s = self.settings.ingest_round_linger_ms / 1000
+        last_size, last_at = 0, 0.0
         while not self._stop.is_set():
-            messages = self.receiver.take(self.settings.ingest_round_messages, self.settings.write_max_points, 0.2)
+            messages = self.receiver.take(most, points, 0.2)
             if not messages:
                 continue
+            # under fan-in (the last round was large), a round fills for a while: each series then comes
+            # with several batches, and its per-round costs (alerts, rollups) are paid once for all of them
+            wait = last_at + linger_s - time.monotonic()
+            if last_size >= self.settings.ingest_round_linger_from and wait > 0 and len(messages) < most:
+                self._stop.wait(wait)
+                messages += self.receiver.take(most - len(messages), points)
+            last_size, last_at = len(messages), time.monotonic()
+            started = time.perf_counter()
             try:
                 r = self.prepare(messages)
+                self._timed("prepare", started)
             except Stopping:
                 return
             except Exception:  # noqa: BLE001 - the pipeline must never die
@@ -234,9 +247,11 @@ class Ingest:
                 self.dedupe.claim(b.producer_id, b.seq)
                 fresh.append((m, b))
         parked: list[Item] = []
+        started = time.perf_counter()
         try:
             if fresh:
                 refused, failed = self.writer.write([b for _, b in fresh])
+                started = self._timed("write", started)
                 kept = []
                 for m, b in fresh:
                     if id(b) in refused:
@@ -258,11 +273,16 @@ class Ingest:
         for m, _ in [*fresh, *duplicates]:
             if m.parked is not None and self.parked is not None:
                 self.parked.remove(m.parked)  # replayed: it left the parked set
+        started = self._timed("stored", started)
         self.notify.evaluate([b for _, b in [*fresh, *duplicates]])
+        started = self._timed("evaluate", started)
         for _, b in fresh:  # a status riding in a batch comes after its points (a run ends after its last step)
             if b.status is not None:
                 self.notify.status(b.status)
         self.settler.commit([*fresh, *parked, *duplicates])  # a parked batch is the bridge's now: the spool may let go
+        self._timed("settle", started)
+        self.metrics.inc("curvestream_ingest_rounds_total")
+        self.metrics.inc("curvestream_ingest_round_messages_total", len(fresh) + len(duplicates) + len(parked))
         for m in self.retained.stored((b.project, b.run) for _, b in fresh):  # held back until a point came
             self._run_message(m)
         for m in r.others:
@@ -284,6 +304,12 @@ class Ingest:
             m.ack()
 
     # ------------------------------------------------------------------ inside
+    def _timed(self, stage: str, started: float) -> float:
+        """Count the time since ``started`` to ``stage``; the time now (where the next stage starts)."""
+        now = time.perf_counter()
+        self.metrics.inc("curvestream_ingest_stage_seconds_total", now - started, stage=stage)
+        return now
+
     def _ranges_of(self, producer_ids: list[bytes]) -> dict[bytes, list[tuple[int, int]]]:
         many = getattr(self.store, "stored_ranges_many", None)
         if many is not None:

@@ -120,10 +120,14 @@ def merge_partials(cur: duckdb.DuckDBPyConnection, axis: str) -> None:
     got = cur.execute(f"SELECT sid, k, b, {', '.join(AGG_NAMES)} FROM m4p_{axis}").fetchnumpy()
     if len(got["b"]) == 0:
         return
-    keys, group = np.unique(np.stack([ints(got["sid"]), ints(got["k"]), ints(got["b"])]), axis=1,
-                            return_inverse=True)
-    agg = merge(agg_from(got), group.ravel(), keys.shape[1], axis)
-    merged = {"sid": keys[0].astype(np.int32), "k": keys[1].astype(np.int8), "b": keys[2], **agg_columns(agg)}
+    sid, k, b = ints(got["sid"]), ints(got["k"]), ints(got["b"])
+    order = np.lexsort((b, k, sid))  # the buckets in (sid, k, b) order, by one sort of three int columns
+    ss, ks, bs = sid[order], k[order], b[order]
+    first = np.concatenate(([True], (ss[1:] != ss[:-1]) | (ks[1:] != ks[:-1]) | (bs[1:] != bs[:-1])))
+    group = np.empty(len(order), np.int64)
+    group[order] = np.cumsum(first) - 1
+    agg = merge(agg_from(got), group, int(first.sum()), axis)
+    merged = {"sid": ss[first].astype(np.int32), "k": ks[first].astype(np.int8), "b": bs[first], **agg_columns(agg)}
     with scan(cur, "merged", merged):
         cur.execute(_UPSERT[axis])
     cur.execute(f"DELETE FROM m4p_{axis}")
