@@ -399,3 +399,12 @@ def test_the_websocket_needs_the_read_token_when_one_is_set(tmp_path):
         assert refused.value.code == 1008
         with client.websocket_connect("/api/v1/live?" + urllib.parse.urlencode({"token": "r-secret"})) as ws:
             _subscribed(ws)
+
+
+def test_a_run_that_ended_is_let_go_by_the_hub():
+    hub = LiveHub()
+    batch = DecodedBatch(b"p", 1, "p", "r", [], [], [], None, None, 0)
+    hub.stored([batch])
+    assert ("p", "r") in hub._known_runs
+    hub.status(run_pb2.RunStatus(project="p", run="r", state=run_pb2.RUN_STATE_FINISHED))
+    assert ("p", "r") not in hub._known_runs

@@ -108,6 +108,8 @@ class LiveHub:
 
     def status(self, status: run_pb2.RunStatus) -> None:
         with self._lock:
+            if status.state in (run_pb2.RUN_STATE_FINISHED, run_pb2.RUN_STATE_FAILED):
+                self._known_runs.discard((status.project, status.run))  # an ended run holds nothing here
             self._events.append({"type": "status", "project": status.project, "run": status.run,
                                  "state": state_name(status.state), "reason": status.reason})
         self._wake_up()

@@ -129,3 +129,21 @@ def test_rules_of_a_project_glob_leave_other_projects_alone():
     engine = AlertEngine(rules)
     assert engine.evaluate([batch(1, [1], [float("nan")], project="nlp")]).alerts == []
     assert len(engine.evaluate([batch(1, [1], [float("nan")], project="vision-a")]).alerts) == 1
+
+
+def test_a_run_that_ended_lets_go_of_its_detectors_ignores_re_sends_and_is_watched_anew_if_resumed():
+    from curvestream_bridge.alerts.rules import Rule
+
+    engine = AlertEngine([Rule(name="nonfinite", kind="nonfinite")])
+
+    def batch(steps: list[int], values: list[float]) -> DecodedBatch:
+        col = ScalarColumn("loss", np.array(steps), np.array(steps) * 1000, np.array(values))
+        return DecodedBatch(b"p", steps[0], "proj", "r", [col], [], [], None, None, 0)
+
+    assert [a.state for a in engine.evaluate([batch([1, 2], [1.0, np.nan])]).alerts] == ["firing"]
+    engine.status("proj", "r", "finished")
+    assert [s.detector for s in engine._series.values()] == [None], "the detector's numbers are let go"
+    assert not engine.evaluate([batch([1, 2], [1.0, np.nan])]), "a re-send after the end changes nothing"
+    resumed = engine.evaluate([batch([3, 4], [np.nan, 2.0])])
+    assert [(a.state, a.step) for a in resumed.alerts] == [("resolved", 4)], \
+        "resumed: a new detector, which knows the alert still fires"

@@ -37,6 +37,8 @@ from curvestream_bridge.batch import DecodedBatch
 
 __all__ = ["Alert", "AlertEngine", "Changes", "alert_id", "SEP"]
 
+_ENDED = ("finished", "failed")
+
 SEP = "\x1f"  # between the parts of a state entry's name; never in a rule name
 
 
@@ -106,7 +108,7 @@ class Changes:
 
 @dataclasses.dataclass
 class _Series:
-    detector: Detector
+    detector: Detector | None  # None once its run ended: only the last step consumed is kept
     last_step: int | None = None
 
 
@@ -132,6 +134,7 @@ class AlertEngine:
         self._runs: dict[tuple[str, str], _RunWatch] = {}
         self._alerts: dict[str, Alert] = {}
         self._matches: dict[tuple[str, str, str], list[Rule]] = {}
+        self._series_of_run: dict[tuple[str, str], set[tuple[str, str, str, str]]] = {}
         self._by_name = {r.name: r for r in self.rules}
         self._lock = threading.Lock()
 
@@ -149,11 +152,16 @@ class AlertEngine:
                     det = detector_for(rule, parts[3])
                     det.load(data["detector"])
                     self._series[(parts[0], parts[1], parts[2], parts[3])] = _Series(det, data["last_step"])
+                    self._series_of_run.setdefault((parts[1], parts[2]), set()).add(
+                        (parts[0], parts[1], parts[2], parts[3]))
                 elif kind == "r" and len(parts) == 2:
                     self._runs[(parts[0], parts[1])] = _RunWatch(**data)
                 elif kind == "a":
                     alert = Alert.from_json(data)
                     self._alerts[alert.id] = alert
+            for (project, run), watch in self._runs.items():
+                if watch.state in _ENDED:
+                    self._retire(project, run)
 
     # ------------------------------------------------------------------ inputs
     def evaluate(self, batches: Iterable[DecodedBatch]) -> Changes:
@@ -192,6 +200,8 @@ class AlertEngine:
                 return changes
             watch.state = state
             changes.entries[SEP.join(("r", project, run))] = _watch_json(watch)
+            if state in _ENDED:
+                self._retire(project, run)
             when_ms = (updated_ns or self._clock_ns()) / 1e6
             step = watch.last_step if watch.last_step is not None else 0
             for rule in self._run_rules:
@@ -282,12 +292,26 @@ class AlertEngine:
                     f"run {b.project}/{b.run} logs again: step {first} arrived "
                     f"{(now / 1e6 - current.started_ms) / 1e3:.0f} s after the alert"), changes)
 
+    def _retire(self, project: str, run: str) -> None:
+        """A run ended: its series' detectors are let go (their state stays saved), each
+        keeping the last step it consumed, so a re-send changes nothing."""
+        for ident in self._series_of_run.get((project, run), ()):
+            self._series[ident].detector = None
+            self._matches.pop(ident[1:], None)
+
     def _feed(self, rule: Rule, project: str, run: str, key: str, steps: np.ndarray, wall: np.ndarray,
               values: np.ndarray, changes: Changes) -> None:
         ident = (rule.name, project, run, key)
         series = self._series.get(ident)
         if series is None:
             series = self._series[ident] = _Series(detector_for(rule, key))
+            self._series_of_run.setdefault((project, run), set()).add(ident)
+        if series.detector is None:  # its run had ended: re-sends are ignored below, a resumed run watched anew
+            if series.last_step is not None and steps[-1] <= series.last_step:
+                return
+            series.detector = detector_for(rule, key)
+            current = self._alerts.get(alert_id(rule.name, project, run, key))
+            series.detector.firing = current is not None and current.state == "firing"  # to resolve, not fire again
         if series.last_step is not None:
             if steps[-1] <= series.last_step:
                 return
