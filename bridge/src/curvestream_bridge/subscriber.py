@@ -54,6 +54,7 @@ class Subscriber:
         self._connected = threading.Event()
         self._takeover = TakeoverWatch(settings.mqtt_client_id)
         self._quiet = RateLimitedLog(log, every_s=60.0)
+        self._connection = 0  # counts connections: what a message's acknowledgement belongs to
         self._stopped = threading.Event()
         self._supervisor: threading.Thread | None = None
         metrics.gauge_fn(MQTT_CONNECTED, lambda: 1.0 if self._connected.is_set() else 0.0)
@@ -91,6 +92,7 @@ class Subscriber:
             if not self._conn.handshake.refused:
                 log.warning("curvestream bridge: broker refused the connection: %s", reason_code)
             return
+        self._connection += 1
         client.subscribe([(f, 1) for f in self._filters()])
         self._takeover.connected()
         self._connected.set()
@@ -99,6 +101,7 @@ class Subscriber:
                  self._conn.protocol_name, getattr(flags, "session_present", "?"))
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
+        self._connection += 1  # nothing received before is acknowledged on the next connection
         self._connected.clear()
         if self._stopped.is_set():
             return
@@ -112,10 +115,13 @@ class Subscriber:
 
     def _on_message(self, client, userdata, message) -> None:  # noqa: ANN001
         parsed = Topics.parse(message.topic)
-        mid, qos = message.mid, message.qos
+        mid, qos, connection = message.mid, message.qos, self._connection
 
         def ack() -> None:
-            if qos > 0:
+            # a packet id names a message of one connection only: after a reconnect the broker sends the
+            # message again (ingest drops the re-send and acknowledges that one), and an id of the old
+            # connection would acknowledge another message or break the new connection
+            if qos > 0 and connection == self._connection:
                 try:
                     client.ack(mid, qos)
                 except Exception:  # noqa: BLE001 - the connection may be gone; the broker re-sends
