@@ -34,12 +34,12 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
+from _live import LiveListener, rss_mb  # noqa: E402
 from _page import pct, prometheus  # noqa: E402
 from _servers import BridgeProcess, Influxd, Mosquitto  # noqa: E402
 from query_m4 import machine  # noqa: E402
@@ -52,46 +52,6 @@ TICK = os.sysconf("SC_CLK_TCK")
 def cpu_s(pid: int) -> float:
     fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
-
-
-def rss_mb(pid: int) -> float:
-    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-class LiveWatcher(threading.Thread):
-    """A WebSocket on /api/v1/live watching some runs; the latency of every pushed point."""
-
-    def __init__(self, url: str, runs: list[str]) -> None:
-        super().__init__(daemon=True)
-        self.url, self.runs = url, runs
-        self.latencies_ms: list[float] = []
-        self.gaps = 0
-        self.stop = threading.Event()
-        self.subscribed = threading.Event()
-
-    def run(self) -> None:
-        from websockets.sync.client import connect
-
-        with connect(self.url, max_size=None) as ws:
-            ws.send(json.dumps({"subscribe": [{"project": PROJECT, "run": r} for r in self.runs]}))
-            self.subscribed.set()
-            while not self.stop.is_set():
-                try:
-                    text = ws.recv(timeout=0.5)
-                except TimeoutError:
-                    continue
-                except Exception:  # noqa: BLE001 - the bridge closed the socket: the figures so far stand
-                    return
-                now_ms = time.time() * 1000
-                msg = json.loads(text)
-                if msg.get("type") == "points":
-                    for series in msg["series"]:
-                        self.latencies_ms.extend(now_ms - t for t in series["time_ms"])
-                elif msg.get("type") == "gap":
-                    self.gaps += 1
 
 
 def stage_seconds(url: str) -> str:
@@ -131,7 +91,7 @@ def one(producers: int, args: argparse.Namespace, tmp: pathlib.Path) -> dict:
     sampler = None
     try:
         watched = [f"f{i}" for i in range(min(args.watch, producers))]
-        watcher = LiveWatcher(bridge.url.replace("http://", "ws://") + "/api/v1/live", watched)
+        watcher = LiveListener(bridge.url.replace("http://", "ws://") + "/api/v1/live", PROJECT, watched)
         watcher.start()
         watcher.subscribed.wait(30)
         share = [producers // args.connections + (1 if c < producers % args.connections else 0)

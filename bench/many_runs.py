@@ -24,11 +24,11 @@ import pathlib
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
+from _live import LiveListener, rss_mb  # noqa: E402
 from _page import pct  # noqa: E402
 from _servers import BridgeProcess, Influxd, Mosquitto  # noqa: E402
 from query_m4 import machine  # noqa: E402
@@ -39,42 +39,6 @@ from helpers import metric_counts  # noqa: E402
 from paced_trainer import KEYS  # noqa: E402
 
 PROJECT = "many"
-
-
-def rss_mb(pid: int) -> float:
-    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-class LiveListener(threading.Thread):
-    """A WebSocket on /api/v1/live subscribed to the given runs; latency of every pushed point."""
-
-    def __init__(self, url: str, runs: list[str]) -> None:
-        super().__init__(daemon=True)
-        self.url, self.runs = url, runs
-        self.latencies_ms: list[float] = []
-        self.gaps = 0
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        from websockets.sync.client import connect
-
-        with connect(self.url, max_size=None) as ws:
-            ws.send(json.dumps({"subscribe": [{"project": PROJECT, "run": r} for r in self.runs]}))
-            while not self.stop.is_set():
-                try:
-                    text = ws.recv(timeout=0.5)
-                except TimeoutError:
-                    continue
-                now_ms = time.time() * 1000
-                msg = json.loads(text)
-                if msg.get("type") == "points":
-                    for series in msg["series"]:
-                        self.latencies_ms.extend(now_ms - t for t in series["time_ms"])
-                elif msg.get("type") == "gap":
-                    self.gaps += 1
 
 
 def main() -> None:
@@ -103,7 +67,7 @@ def main() -> None:
         bridge.start()
         procs: list[subprocess.Popen] = []
         try:
-            listener = LiveListener(bridge.url.replace("http://", "ws://") + "/api/v1/live", runs)
+            listener = LiveListener(bridge.url.replace("http://", "ws://") + "/api/v1/live", PROJECT, runs)
             listener.start()
             rss = [rss_mb(bridge.pid)]
             t0 = time.monotonic()

@@ -30,25 +30,7 @@ SCRIPT = os.path.join(os.path.dirname(os.path.dirname(__file__)), "paced_trainer
 def test_a_hundred_runs_at_once_into_one_bridge_arrive_with_exact_counts_and_checksums(
         tmp_path, mosquitto, bridge_factory):
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
-    procs, outs = [], []
-    try:
-        for p in range(PROCESSES):
-            settings = {"mqtt_url": mosquitto.url, "bridge_url": bridge.url, "spool_dir": str(tmp_path / f"spool-{p}"),
-                        "finish_timeout_ms": 300_000}
-            outs.append(tmp_path / f"logged-{p}.json")
-            procs.append(subprocess.Popen(
-                [sys.executable, SCRIPT, "load", f"p{p}", "--runs", str(RUNS_EACH), "--rate", str(RATE),
-                 "--seconds", str(SECONDS), "--out", str(outs[-1]), "--settings", json.dumps(settings)],
-                stdout=subprocess.DEVNULL))
-        for p, proc in enumerate(procs):
-            assert proc.wait(600) == 0, f"process {p} did not finish complete"
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
-
-    logged = {run: entry for out in outs for run, entry in json.loads(out.read_text()).items()}
+    logged = run_fleet(tmp_path, mosquitto, bridge, "load", PROCESSES, RUNS_EACH, RATE, SECONDS)
     assert len(logged) == PROCESSES * RUNS_EACH
     steps = round(RATE / len(KEYS) * SECONDS)
     for run, entry in logged.items():
