@@ -34,6 +34,16 @@ def payload(seq: int, per_batch: int = 100) -> bytes:
     return b.SerializeToString()
 
 
+class Evaluating(IngestListener):
+    """What ingest tells the alert service: every round, before its commit."""
+
+    def __init__(self, alerts: AlertService) -> None:
+        self.alerts = alerts
+
+    def evaluate(self, batches) -> None:  # noqa: ANN001
+        self.alerts.on_round(batches)
+
+
 class Bridge:
     """Ingest + alert service on a DuckDB file; ``crash`` drops everything in memory."""
 
@@ -46,9 +56,7 @@ class Bridge:
                                    publish=lambda t, p: self.published.append((t, p)))
         self.alerts.start()
         assert self.alerts.wait_ready(10)
-        listener = IngestListener()
-        listener.evaluate = self.alerts.on_round  # type: ignore[method-assign]
-        self.ingest = Ingest(self.store, self.settings, self.metrics, listener=listener,
+        self.ingest = Ingest(self.store, self.settings, self.metrics, listener=Evaluating(self.alerts),
                              publish_commit=lambda *_: None)
 
     def send(self, *seqs: int) -> None:
