@@ -121,8 +121,8 @@ def test_two_bridges_sharing_a_subscription_split_the_stream_and_survive_one_bei
                         spool_dir=str(spool_dir), max_batch_points=2000)
     streamer.start()
     wait_until(lambda: streamer.logged >= 50_000, 60, "50,000 steps logged")
-    split = [prometheus_value(b.url, "curvestream_batches_ingested_total") for b in (first, second)]
-    assert all(n > 0 for n in split), f"both bridges took batches: {split}"
+    wait_until(lambda: all(prometheus_value(b.url, "curvestream_batches_ingested_total") > 0 for b in (first, second)),
+               120, "both bridges to take batches (on a busy machine the first writes may trail the trainer)")
     first.kill()
     streamer.done()
     assert_each_point_once_with_its_value(second.url, "shared", "split", 150_000)
