@@ -130,7 +130,10 @@ def one(producers: int, args: argparse.Namespace, tmp: pathlib.Path) -> dict:
         deadline = end + args.drain_timeout
         last_print = 0.0
         while time.time() < deadline:
-            figures = prometheus(bridge.url)
+            try:
+                figures = prometheus(bridge.url)
+            except OSError:  # a bridge starved of CPU may not answer /metrics in time: ask again
+                continue
             stored = figures.get("curvestream_points_ingested_total", 0)
             if args.timeline and time.time() - last_print >= args.timeline:
                 last_print = time.time()
