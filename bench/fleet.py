@@ -63,7 +63,7 @@ def stage_seconds(url: str) -> str:
 
 
 def runs_finished(url: str) -> int:
-    with urllib.request.urlopen(url + "/api/v1/runs", timeout=30) as resp:
+    with urllib.request.urlopen(url + "/api/v1/runs", timeout=300) as resp:
         runs = json.loads(resp.read())
     runs = runs["runs"] if isinstance(runs, dict) else runs
     return sum(1 for r in runs if r["project"] == PROJECT and r["state"] == "finished")
@@ -198,6 +198,7 @@ def main() -> None:
     parser.add_argument("--drain-timeout", type=float, default=300)
     parser.add_argument("--bridge-setting", action="append", default=[], help="name=value, a CURVESTREAM_* setting")
     parser.add_argument("--py-spy", default="", help="profile the bridge into this folder")
+    parser.add_argument("--keep", action="store_true", help="keep the broker's and the bridge's files and logs")
     parser.add_argument("--timeline", type=float, default=0, help="print the bridge's progress every this many s")
     args = parser.parse_args()
     print(f"# reproduce: nice {sys.executable} bench/fleet.py --producers {args.producers} --rate {args.rate:g} "
@@ -207,6 +208,9 @@ def main() -> None:
     results = []
     for n in [int(x) for x in args.producers.split(",")]:
         with tempfile.TemporaryDirectory() as tmp:
+            if args.keep:
+                tmp = tempfile.mkdtemp(prefix=f"fleet-{n}-")
+                print(f"  (files kept in {tmp})")
             machine(f"before {n} producers")
             r = one(n, args, pathlib.Path(tmp))
             results.append(r)

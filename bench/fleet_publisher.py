@@ -109,13 +109,20 @@ def main() -> None:
             packets.append(publish_packet(Topics.points(args.project, f"f{i}").encode(), packet_id, batches[k]))
         ticks.append(b"".join(packets))
     del per_producer
+    packet_count = args.batches * len(indices)
     sock = socket.create_connection(("127.0.0.1", args.mqtt_port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.sendall(connect_packet(f"fleet-{args.project}-{args.first}-{os.getpid()}"))
     connack = sock.recv(4)
     if len(connack) < 4 or connack[0] != 0x20 or connack[3] != 0:
         raise SystemExit(f"fleet publisher: broker refused the connection: {connack!r}")
-    threading.Thread(target=lambda: [None for _ in iter(lambda: sock.recv(1 << 16), b"")], daemon=True).start()
+    acked = [0]  # bytes of PUBACK received (4 each)
+
+    def drain() -> None:
+        for data in iter(lambda: sock.recv(1 << 16), b""):
+            acked[0] += len(data)
+
+    threading.Thread(target=drain, daemon=True).start()
     print("ready", flush=True)
     late = 0.0
     for k, data in enumerate(ticks):
@@ -127,7 +134,12 @@ def main() -> None:
             late = max(late, -delay)
         sock.sendall(data)
     print(f"late {late:.3f}", flush=True)
+    # closing with PUBACKs unread would reset the connection, and the broker could drop what it has not read yet
+    deadline = time.monotonic() + 600
+    while acked[0] < 4 * packet_count and time.monotonic() < deadline:
+        time.sleep(0.05)
     sock.sendall(b"\xe0\x00")  # DISCONNECT
+    sock.shutdown(socket.SHUT_WR)
     time.sleep(0.2)
     sock.close()
 
