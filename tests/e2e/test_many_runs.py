@@ -91,11 +91,11 @@ def assert_every_point_once_and_every_run_finished(base: str, project: str, logg
 @pytest.mark.parametrize("store, processes, runs_each", [("duckdb", 3, 100), ("influxdb", 2, 50)])
 def test_hundreds_of_runs_from_several_processes_store_every_point_once_and_all_end_finished(
         tmp_path, mosquitto, bridge_factory, influxd, store, processes, runs_each):
-    """300 runs into DuckDB, 100 into InfluxDB 1.6.7; a low rate per run (20 points/s for 4 s)
+    """300 runs into DuckDB, 100 into InfluxDB 1.6.7; a low rate per run (20 points/s for 2 s)
     keeps it lean: what is tested is many runs at once, not their speed."""
     url = f"duckdb:///{tmp_path / 'fleet.duckdb'}" if store == "duckdb" else influxd.store_url(f"fleet{processes}")
     bridge = bridge_factory(url, mosquitto.url)
-    rate, seconds = 20, 4
+    rate, seconds = 20, 2
     logged = run_fleet(tmp_path, mosquitto, bridge, f"fleet-{store}", processes, runs_each, rate, seconds)
     assert len(logged) == processes * runs_each
     assert_every_point_once_and_every_run_finished(bridge.url, f"fleet-{store}", logged,
