@@ -10,7 +10,7 @@ import pytest
 from curvestream_wire.v1 import batch_pb2, run_pb2
 from curvestream_bridge.decode import Rejected
 from curvestream_bridge.ingest import Ingest, IngestListener, Kind, Message
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import BATCHES_DUPLICATE, Metrics, REJECTED, STORE_ERRORS
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.base import SeriesQuery, StoreRejected, StoreUnavailable
 from curvestream_bridge.store.duckdb.store import DuckDBStore
@@ -91,7 +91,7 @@ def test_re_sent_batches_are_dropped_but_committed_again_even_after_a_restart(h,
     h.ingest.process([h.mqtt(batch(1), 1), h.mqtt(batch(1), 2)])
     h.ingest.process([h.mqtt(batch(1), 3)])
     assert h.count() == 10
-    assert h.metrics.get("curvestream_batches_duplicate_total") == 2
+    assert h.metrics.get(BATCHES_DUPLICATE) == 2
     h.store.close()
     again = Harness(tmp_path)  # a new bridge on the same store file
     again.ingest.process([again.mqtt(batch(1), 4), again.mqtt(batch(2), 5)])
@@ -110,7 +110,7 @@ def test_re_sent_batches_are_dropped_but_committed_again_even_after_a_restart(h,
 ])
 def test_malformed_payloads_are_rejected_by_reason_acknowledged_and_dead_lettered(h, tmp_path, payload, reason):
     h.ingest.process([h.mqtt(payload, 7), h.mqtt(batch(5), 8)])
-    assert h.metrics.get("curvestream_rejected_total", reason=reason) == 1
+    assert h.metrics.get(REJECTED, reason=reason) == 1
     assert h.acked == [7, 8]
     assert h.count() == 10, "the valid batch beside it was stored"
     assert (tmp_path / "dead.bin").stat().st_size > len(payload)
@@ -171,7 +171,7 @@ def test_a_store_outage_delays_the_ack_until_the_write_succeeds(tmp_path):
     h = Harness(tmp_path, store=FlakyStore(str(tmp_path / "f.duckdb"), failures=3))
     h.ingest.process([h.mqtt(batch(1), 1)])
     assert h.acked == [1] and h.count() == 10
-    assert h.metrics.get("curvestream_store_errors_total") == 3
+    assert h.metrics.get(STORE_ERRORS) == 3
     h.store.close()
 
 
@@ -186,7 +186,7 @@ def test_a_batch_the_store_refuses_for_good_is_rejected_alone(tmp_path):
     h = Harness(tmp_path, store=RefusingStore(str(tmp_path / "r.duckdb")))
     h.ingest.process([h.mqtt(batch(1), 1), h.mqtt(batch(2), 2), h.mqtt(batch(3), 3)])
     assert h.count() == 20
-    assert h.metrics.get("curvestream_rejected_total", reason="store_refused") == 1
+    assert h.metrics.get(REJECTED, reason="store_refused") == 1
     assert sorted(h.acked) == [1, 2, 3]
     stored = [r for _, c in h.commits for r in _ranges(c)]
     rejected = [r for _, c in h.commits for r in _ranges(c, "rejected")]
@@ -217,4 +217,4 @@ def test_a_submitted_batch_is_pushed_live_at_once_on_the_receiving_thread_and_de
     h.ingest.process(h.ingest.receiver.take(10, 10**6))
     assert h.heard.of("decoded") == [("decoded", [1])], "not pushed a second time by the writer"
     assert h.count() == 10 and h.acked == [2, 1]  # the undecodable one rejected (and acknowledged) by the writer
-    assert h.metrics.get("curvestream_rejected_total", reason="undecodable") == 1
+    assert h.metrics.get(REJECTED, reason="undecodable") == 1

@@ -89,7 +89,13 @@ BATCHES_DUPLICATE = counter("curvestream_batches_duplicate_total",
 REJECTED = counter("curvestream_rejected_total", "Payloads rejected, by reason.", "reason")
 INGEST_LAG = gauge("curvestream_ingest_lag_seconds",
                    "Seconds from a batch being sealed by the trainer to being stored (last batch).")
-INGEST_QUEUE_DEPTH = gauge("curvestream_ingest_queue_depth", "Messages waiting for the store writer.")
+INGEST_QUEUE_DEPTH = gauge("curvestream_ingest_queue_depth", "Messages received (decoded, pushed live) and waiting "
+                           "for their store write: the receive window in use.")
+INGEST_QUEUE_BYTES = gauge("curvestream_ingest_queue_bytes", "Payload bytes in the receive window.")
+INGEST_ROUNDS = counter("curvestream_ingest_rounds_total", "Ingest rounds (one store write each).")
+INGEST_ROUND_MESSAGES = counter("curvestream_ingest_round_messages_total", "Messages settled by ingest rounds.")
+INGEST_STAGE_SECONDS = counter("curvestream_ingest_stage_seconds_total", "Time the ingest pipeline spent per stage "
+                               "(prepare, write, stored, evaluate, settle).", "stage")
 CLOCK_OFFSET = gauge("curvestream_clock_offset_seconds", "The run's trainer clock behind the bridge's (negative: "
                      "ahead), least of its batches' send-to-receive delays.", "project", "run")
 POINTS_TIME_CORRECTED = counter("curvestream_points_time_corrected_total",

@@ -13,7 +13,7 @@ from curvestream_bridge.decode import decode_batch
 from curvestream_bridge.ingest import IngestListener, Kind, Message
 from curvestream_bridge.ingest.notify import Notifier
 from curvestream_bridge.ingest.retry import Retrier
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import BATCHES_INGESTED, Metrics, POINTS_INGESTED, STORE_ERRORS
 from curvestream_bridge.ratelog import RateLimitedLog
 from curvestream_bridge.store.base import StoreUnavailable
 from ingest_fakes import payload
@@ -55,8 +55,8 @@ def fresh(*seqs: int) -> list:
 def test_stored_batches_are_counted_by_source_and_in_points():
     n, metrics = notifier(IngestListener())
     n.stored(fresh(1, 2))
-    assert metrics.get("curvestream_batches_ingested_total", source="http") == 2
-    assert metrics.get("curvestream_points_ingested_total") == 8
+    assert metrics.get(BATCHES_INGESTED, source="http") == 2
+    assert metrics.get(POINTS_INGESTED) == 8
 
 
 def test_a_failing_listener_is_logged_and_ingest_goes_on_but_the_evaluation_is_retried(caplog):
@@ -68,7 +68,7 @@ def test_a_failing_listener_is_logged_and_ingest_goes_on_but_the_evaluation_is_r
         n.status(run_pb2.RunStatus(project="p", run="r", state=run_pb2.RUN_STATE_RUNNING))
     assert len([r for r in caplog.records if r.levelno == logging.ERROR]) == 3
     n.evaluate([b for _, b in fresh(1)])
-    assert listener.evaluations == 3 and metrics.get("curvestream_store_errors_total") == 2
+    assert listener.evaluations == 3 and metrics.get(STORE_ERRORS) == 2
 
 
 def test_a_run_that_finished_or_failed_is_let_go_and_a_running_or_lost_one_is_not():

@@ -12,7 +12,7 @@ import pytest
 from curvestream_bridge.decode import Rejected, decode_batch
 from curvestream_bridge.ingest import Kind, Message
 from curvestream_bridge.ingest.settle import Settler
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import Metrics, REJECTED
 from curvestream_bridge.ratelog import RateLimitedLog
 from ingest_fakes import PID, payload
 
@@ -55,7 +55,7 @@ def test_a_rejection_is_counted_dead_lettered_acknowledged_and_committed_as_reje
     acked: list[int] = []
     m = Message(Kind.POINTS, b"bad bytes", "mqtt", ("p", "r"), ack=lambda: acked.append(1))
     s.reject(m, Rejected("ragged_series", "3 steps, 2 values", PID, 5))
-    assert acked == [1] and metrics.get("curvestream_rejected_total", reason="ragged_series") == 1
+    assert acked == [1] and metrics.get(REJECTED, reason="ragged_series") == 1
     assert [(pid, [(r.first, r.last) for r in c.rejected]) for pid, c in commits] == [(PID, [(5, 5)])]
     raw = (tmp_path / "dead.bin").read_bytes()
     head_len, body_len = struct.unpack("<II", raw[:8])

@@ -16,7 +16,7 @@ from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.ingest.listener import IngestListener
 from curvestream_bridge.ingest.message import Message
 from curvestream_bridge.ingest.retry import Retrier
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import BATCHES_INGESTED, INGEST_LAG, Metrics, POINTS_INGESTED
 
 __all__ = ["Notifier"]
 
@@ -53,10 +53,10 @@ class Notifier:
             points += b.points
             lag_from = max(lag_from, b.sealed_ns)
         for source, n in by_source.items():
-            self.metrics.inc("curvestream_batches_ingested_total", n, source=source)
-        self.metrics.inc("curvestream_points_ingested_total", points)
+            self.metrics.inc(BATCHES_INGESTED, n, source=source)
+        self.metrics.inc(POINTS_INGESTED, points)
         if lag_from:
-            self.metrics.set("curvestream_ingest_lag_seconds", max(0.0, (now - lag_from) / 1e9))
+            self.metrics.set(INGEST_LAG, max(0.0, (now - lag_from) / 1e9))
         try:
             self.listener.stored([b for _, b in fresh])
         except Exception:  # noqa: BLE001

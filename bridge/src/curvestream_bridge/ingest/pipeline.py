@@ -44,7 +44,17 @@ from curvestream_bridge.ingest.retry import Retrier, Stopping, why
 from curvestream_bridge.ingest.runs import RunMessages
 from curvestream_bridge.ingest.settle import PublishCommit, Settler
 from curvestream_bridge.ingest.write import Writer
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import (
+    BATCHES_DUPLICATE,
+    INGEST_QUEUE_BYTES,
+    INGEST_QUEUE_DEPTH,
+    INGEST_ROUNDS,
+    INGEST_ROUND_MESSAGES,
+    INGEST_STAGE_SECONDS,
+    Metrics,
+    PARKED_BATCHES,
+    STORE_UNEXPECTED_ERRORS,
+)
 from curvestream_bridge.parked import ParkedBatches
 from curvestream_bridge.ratelog import RateLimitedLog
 from curvestream_bridge.retained import RetainedRuns
@@ -98,11 +108,11 @@ class Ingest:
         self.runs = RunMessages(store, self.retry, self.clocks, self.notify)
         # a run learnt from retained messages only waits here until it proves real (see retained.py)
         self.retained = RetainedRuns(lambda: {(r.project, r.run) for r in getattr(store, "runs", list)()})
-        metrics.gauge_fn("curvestream_ingest_queue_depth", self.receiver.qsize)
-        metrics.gauge_fn("curvestream_ingest_queue_bytes", lambda: self.receiver.bytes)
+        metrics.gauge_fn(INGEST_QUEUE_DEPTH, self.receiver.qsize)
+        metrics.gauge_fn(INGEST_QUEUE_BYTES, lambda: self.receiver.bytes)
         if self.parked is not None:
             parked = self.parked
-            metrics.gauge_fn("curvestream_parked_batches", lambda: parked.count)
+            metrics.gauge_fn(PARKED_BATCHES, lambda: parked.count)
 
     # ------------------------------------------------------------------ state the API shows
     @property
@@ -269,7 +279,7 @@ class Ingest:
             raise
         self.notify.stored(fresh)
         if duplicates:
-            self.metrics.inc("curvestream_batches_duplicate_total", len(duplicates))
+            self.metrics.inc(BATCHES_DUPLICATE, len(duplicates))
         for m, _ in [*fresh, *duplicates]:
             if m.parked is not None and self.parked is not None:
                 self.parked.remove(m.parked)  # replayed: it left the parked set
@@ -285,6 +295,8 @@ class Ingest:
         self.metrics.inc("curvestream_ingest_round_messages_total", len(fresh) + len(duplicates) + len(parked))
         for m in self.retained.stored((b.project, b.run) for _, b in fresh):  # held back until a point came
             self._run_message(m)
+        self.metrics.inc(INGEST_ROUNDS)
+        self.metrics.inc(INGEST_ROUND_MESSAGES, len(fresh) + len(duplicates) + len(parked))
         for m in r.others:
             self._run_message(m)
 
@@ -307,7 +319,7 @@ class Ingest:
     def _timed(self, stage: str, started: float) -> float:
         """Count the time since ``started`` to ``stage``; the time now (where the next stage starts)."""
         now = time.perf_counter()
-        self.metrics.inc("curvestream_ingest_stage_seconds_total", now - started, stage=stage)
+        self.metrics.inc(INGEST_STAGE_SECONDS, now - started, stage=stage)
         return now
 
     def _ranges_of(self, producer_ids: list[bytes]) -> dict[bytes, list[tuple[int, int]]]:
@@ -317,7 +329,7 @@ class Ingest:
         return {pid: self.retry(lambda p=pid: self.store.stored_ranges(p)) for pid in producer_ids}
 
     def _ranges_failed(self, exc: Exception) -> None:
-        self.metrics.inc("curvestream_store_unexpected_errors_total")
+        self.metrics.inc(STORE_UNEXPECTED_ERRORS)
         self._ratelog.warning("unexpected ranges", "curvestream bridge: unexpected store error reading the stored "
                               "batches of producers (asked again next time): %s", why(exc),
                               level=logging.ERROR, exc_info=exc)

@@ -8,7 +8,7 @@ from typing import Callable, TypeVar
 
 from curvestream_wire.backoff import Backoff
 
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import Metrics, STORE_ERRORS
 from curvestream_bridge.ratelog import RateLimitedLog
 from curvestream_bridge.store.base import StoreUnavailable
 
@@ -45,7 +45,7 @@ class Retrier:
                 return result
             except StoreUnavailable as exc:
                 self.healthy = False
-                self.metrics.inc("curvestream_store_errors_total")
+                self.metrics.inc(STORE_ERRORS)
                 kind = " ".join(str(exc).split()[:3])  # each kind of outage logged, each at most every 10 s
                 self.ratelog.warning(f"store {kind}", "curvestream bridge: store unavailable, retrying: %s", exc)
                 if backoff.wait(self.stop, exc.retry_after_s):

@@ -22,7 +22,7 @@ from curvestream_wire.v1 import run_pb2
 from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.decode import Rejected
 from curvestream_bridge.ingest.message import Message
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import Metrics, REJECTED
 from curvestream_bridge.parked import ParkedBatches
 from curvestream_bridge.ratelog import RateLimitedLog
 
@@ -68,7 +68,7 @@ class Settler:
         return commit
 
     def reject(self, m: Message, rej: Rejected) -> None:
-        self.metrics.inc("curvestream_rejected_total", reason=rej.reason)
+        self.metrics.inc(REJECTED, reason=rej.reason)
         self.ratelog.warning(rej.reason, "curvestream bridge: rejected a %s payload from %s (%s): %s",
                              m.kind, m.source, rej.reason, rej)
         self.dead_letter(m, rej.reason, str(rej))

@@ -19,7 +19,13 @@ from curvestream_wire.backoff import Backoff
 from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.ingest.message import Message
 from curvestream_bridge.ingest.retry import Retrier, Stopping, why
-from curvestream_bridge.metrics import Metrics
+from curvestream_bridge.metrics import (
+    BATCHES_PARKED,
+    Metrics,
+    PARK_ERRORS,
+    STORE_UNEXPECTED_ERRORS,
+    STORE_WRITE_SECONDS,
+)
 from curvestream_bridge.parked import ParkedBatches
 from curvestream_bridge.ratelog import RateLimitedLog
 from curvestream_bridge.store.base import StoreRejected, StoreWriter
@@ -70,8 +76,7 @@ class Writer:
                 if attempt < attempts:
                     self.retry.wait(backoff)
             finally:
-                self.metrics.inc("curvestream_store_write_seconds_sum", time.perf_counter() - started)
-                self.metrics.inc("curvestream_store_write_seconds_count")
+                self.metrics.observe(STORE_WRITE_SECONDS, time.perf_counter() - started)
         self.unexpected_error = ""
         if len(batches) == 1:
             return {}, {id(batches[0]): failure}
@@ -88,7 +93,7 @@ class Writer:
 
     def _alarm(self, exc: Exception, failure: str, batches: list[DecodedBatch], attempt: int, attempts: int) -> None:
         self.unexpected_error = self.last_unexpected_error = failure
-        self.metrics.inc("curvestream_store_unexpected_errors_total")
+        self.metrics.inc(STORE_UNEXPECTED_ERRORS)
         then = "parking what it fails on" if attempt == attempts else "retrying"
         self.ratelog.warning("unexpected", "curvestream bridge: unexpected store error writing %d batch(es) "
                              "(attempt %d of %d), %s: %s", len(batches), attempt, attempts, then, failure,
@@ -106,14 +111,14 @@ class Writer:
                 break
             except OSError as exc:
                 self.parking_ok = False
-                self.metrics.inc("curvestream_park_errors_total")
+                self.metrics.inc(PARK_ERRORS)
                 self.ratelog.warning("park", "curvestream bridge: cannot park a batch in %s (%s); it stays "
                                      "unacknowledged", self.parked.directory, exc)
                 self.retry.wait(backoff)
         self.parking_ok = True
         if not new:  # a re-delivery of a batch parked before: counted and reported once
             return
-        self.metrics.inc("curvestream_batches_parked_total", source=source)
+        self.metrics.inc(BATCHES_PARKED, source=source)
         log.error("curvestream bridge: parked batch %d of producer %s (%s/%s) in %s after unexpected store errors "
                   "(%s); once fixed, `curvestream-bridge replay-dead-letters` stores it", b.seq, b.producer_id.hex(),
                   b.project, b.run, self.parked.directory, reason)
