@@ -21,7 +21,7 @@ def _within(*packages: str) -> Callable[[str], bool]:
 
 
 B = "curvestream_bridge"
-INGEST_EDGE = (f"{B}.subscriber", f"{B}.api", f"{B}.replay", f"{B}.parked", f"{B}.clock_skew")
+INGEST_EDGE = (f"{B}.subscriber", f"{B}.api", f"{B}.replay", f"{B}.parked", f"{B}.clock_skew", f"{B}.decode")
 
 PYTHON_PARTS: dict[str, Callable[[str], bool]] = {
     "client core": lambda m: _within("curvestream")(m) and not _within("curvestream.cli")(m),
