@@ -6,12 +6,22 @@ from __future__ import annotations
 import json
 
 from curvestream_wire.v1 import run_pb2
-from curvestream_bridge.ingest import Ingest, Kind, Message
+from curvestream_bridge.ingest import Ingest, IngestListener, Kind, Message
 from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.duckdb.store import DuckDBStore
 
 from test_ingest import batch
+
+
+class Statuses(IngestListener):
+    """The statuses ingest applied, as run:STATE."""
+
+    def __init__(self, heard: list[str]) -> None:
+        self.heard = heard
+
+    def status(self, status) -> None:  # noqa: ANN001
+        self.heard.append(f"{status.run}:{run_pb2.RunState.Name(status.state)}")
 
 
 class Bridge:
@@ -21,7 +31,7 @@ class Bridge:
         self.statuses: list[str] = []
         settings = BridgeSettings(mqtt_url="", store="duckdb:///unused.duckdb", parked_dir="")
         self.ingest = Ingest(self.store, settings, Metrics(), publish_commit=lambda *_: None,
-                             on_status=lambda s: self.statuses.append(f"{s.run}:{run_pb2.RunState.Name(s.state)}"))
+                             listener=Statuses(self.statuses))
 
     def send(self, kind: str, payload: bytes, run: str, mid: int, retained: bool) -> None:
         self.ingest.process([Message(kind, payload, "mqtt", ("p", run), ack=lambda: self.acked.append(mid),

@@ -291,12 +291,10 @@ class Ingest:
                 self.notify.status(b.status)
         self.settler.commit([*fresh, *parked, *duplicates])  # a parked batch is the bridge's now: the spool may let go
         self._timed("settle", started)
-        self.metrics.inc("curvestream_ingest_rounds_total")
-        self.metrics.inc("curvestream_ingest_round_messages_total", len(fresh) + len(duplicates) + len(parked))
-        for m in self.retained.stored((b.project, b.run) for _, b in fresh):  # held back until a point came
-            self._run_message(m)
         self.metrics.inc(INGEST_ROUNDS)
         self.metrics.inc(INGEST_ROUND_MESSAGES, len(fresh) + len(duplicates) + len(parked))
+        for m in self.retained.stored((b.project, b.run) for _, b in fresh):  # held back until a point came
+            self._run_message(m)
         for m in r.others:
             self._run_message(m)
 
