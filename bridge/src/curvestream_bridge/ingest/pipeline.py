@@ -104,7 +104,7 @@ class Ingest:
         self.writer = Writer(store, self.retry, metrics, self._ratelog, self.parked,
                              settings.unexpected_error_attempts)
         self.settler = Settler(settings.bridge_id, metrics, self._ratelog, publish_commit, self.parked,
-                               settings.dead_letter_path)
+                               settings.dead_letter_path, getattr(store, "take_dropped", None))
         self.runs = RunMessages(store, self.retry, self.clocks, self.notify)
         # a run learnt from retained messages only waits here until it proves real (see retained.py)
         self.retained = RetainedRuns(lambda: {(r.project, r.run) for r in getattr(store, "runs", list)()})

@@ -29,13 +29,16 @@ from curvestream_bridge.ratelog import RateLimitedLog
 __all__ = ["Settler"]
 
 PublishCommit = Callable[[bytes, run_pb2.Commit], None]
+Dropped = dict[tuple[bytes, int], tuple[int, str]]  # (producer, seq) -> (points left out on purpose, why)
+TakeDropped = Callable[[list[tuple[bytes, int]]], Dropped]
 
 
 class Settler:
     def __init__(self, bridge_id: str, metrics: Metrics, ratelog: RateLimitedLog,
                  publish_commit: PublishCommit | None, parked: ParkedBatches | None,
-                 dead_letter_path: str = "") -> None:
+                 dead_letter_path: str = "", take_dropped: TakeDropped | None = None) -> None:
         self.bridge_id = bridge_id
+        self.take_dropped = take_dropped  # the store's record of points it left out (retention), told to the trainer
         self.metrics = metrics
         self.ratelog = ratelog
         self.publish_commit = publish_commit
@@ -46,11 +49,12 @@ class Settler:
     def commit(self, items: list[tuple[Message, DecodedBatch]]) -> None:
         """Stored, parked or re-sent: acknowledged, and committed to their producers."""
         by_producer: dict[bytes, SeqSet] = {}
+        dropped = self.take_dropped([(b.producer_id, b.seq) for _, b in items]) if self.take_dropped else {}
         for m, b in items:
             if m.ack is not None:
                 m.ack()
             if m.reply is not None:
-                m.reply.set_result(self.commit_message(b.producer_id, SeqSet([(b.seq, b.seq)])))
+                m.reply.set_result(self.commit_message(b.producer_id, SeqSet([(b.seq, b.seq)]), dropped=dropped))
             elif m.source == "mqtt":
                 seqs = by_producer.get(b.producer_id)
                 if seqs is None:
@@ -58,13 +62,18 @@ class Settler:
                 seqs.add(b.seq, b.seq)
         if self.publish_commit is not None:
             for producer, seqs in by_producer.items():
-                self.publish_commit(producer, self.commit_message(producer, seqs))
+                self.publish_commit(producer, self.commit_message(producer, seqs, dropped=dropped))
 
-    def commit_message(self, producer: bytes, seqs: SeqSet, rejected: bool = False) -> run_pb2.Commit:
+    def commit_message(self, producer: bytes, seqs: SeqSet, rejected: bool = False,
+                       dropped: Dropped | None = None) -> run_pb2.Commit:
         commit = run_pb2.Commit(producer_id=producer, committed_ns=time.time_ns(), bridge_id=self.bridge_id)
         target = commit.rejected if rejected else commit.stored
         for first, last in seqs.ranges():
             target.add(first=first, last=last)
+            for seq in range(first, last + 1) if dropped else ():
+                if (producer, seq) in dropped:
+                    points, why = dropped[(producer, seq)]
+                    commit.dropped.add(batches=run_pb2.SeqRange(first=seq, last=seq), points=points, reason=why)
         return commit
 
     def reject(self, m: Message, rej: Rejected) -> None:

@@ -12,7 +12,7 @@ InfluxDB drops a moment later (the edge of the window) is counted from
 InfluxDB's answer (:meth:`.http.InfluxHTTP._count_expired`).
 
     >>> import numpy as np
-    >>> from curvestream_bridge.decode import ScalarColumn
+    >>> from curvestream_bridge.batch import ScalarColumn
     >>> b = DecodedBatch(b"p", 1, "proj", "run", [ScalarColumn("loss", np.arange(4), np.array([5, 10, 15, 20]),
     ...                  np.ones(4))], [], [], None, None, 0)
     >>> kept, dropped = without_expired(b, 12)
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from curvestream_bridge.decode import DecodedBatch, ScalarColumn
+from curvestream_bridge.batch import DecodedBatch, ScalarColumn
 
 __all__ = ["without_expired", "reason", "cutoff"]
 
