@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from curvestream_wire.backoff import Backoff
+from curvestream_wire.backoff import Backoff, parse_retry_after
 
 
 def test_delays_double_up_to_the_cap_and_start_again_after_a_reset():
@@ -40,3 +40,26 @@ def test_bad_bounds_are_refused():
         Backoff(initial_s=0, max_s=1)
     with pytest.raises(ValueError, match="initial_s"):
         Backoff(initial_s=2, max_s=1)
+
+
+@pytest.mark.parametrize("header, seconds", [
+    ("7", 7.0),
+    (" 2.5 ", 2.5),
+    ("-3", 0.0),
+    ("Wed, 21 Oct 2015 07:28:10 GMT", 10.0),  # an HTTP date: the time left until then
+    ("Wed, 21 Oct 2015 07:27:00 GMT", 0.0),  # a date gone by: at once
+    ("soon", None),
+    ("", None),
+    (None, None),
+])
+def test_retry_after_is_read_in_seconds_or_as_an_http_date(header, seconds):
+    assert parse_retry_after(header, now=1445412480.0) == seconds
+
+
+def test_the_bridge_and_the_client_read_retry_after_with_the_one_parser():
+    import curvestream.http_fallback
+    import curvestream_bridge.alerts.webhook
+    import curvestream_bridge.store.influx.http
+
+    for module in (curvestream.http_fallback, curvestream_bridge.alerts.webhook, curvestream_bridge.store.influx.http):
+        assert module.parse_retry_after is parse_retry_after, module.__name__

@@ -19,6 +19,7 @@ import socket
 import ssl
 import urllib.parse
 
+from curvestream_wire.backoff import parse_retry_after
 from curvestream_wire.v1 import run_pb2
 
 __all__ = ["BridgeHttp", "Retryable", "Permanent"]
@@ -74,7 +75,7 @@ class BridgeHttp:
         if status in (401, 403):
             raise Retryable(f"bridge refused the write token ({status}): {reason}")
         if status in (408, 429) or status >= 500:
-            raise Retryable(f"bridge answered {status}: {reason}", _retry_after(headers.get("retry-after")))
+            raise Retryable(f"bridge answered {status}: {reason}", parse_retry_after(headers.get("retry-after")))
         raise Permanent(f"bridge rejected the batch ({status}): {reason}")
 
     def get_json(self, path: str, read_token: str = "") -> object:
@@ -113,12 +114,3 @@ def _reason(body: bytes) -> str:
     except (ValueError, UnicodeDecodeError):
         pass
     return body[:200].decode("utf-8", "replace")
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None

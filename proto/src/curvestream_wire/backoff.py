@@ -8,15 +8,45 @@ honours a server's ``Retry-After`` and whose waits wake on shutdown.
     3.0
     >>> b.reset(); b.next_delay()
     0.2
+
+A server's ``Retry-After`` header, in seconds or as an HTTP date:
+
+    >>> parse_retry_after("7")
+    7.0
+    >>> parse_retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now=1445412480.0)
+    10.0
+    >>> parse_retry_after("soon") is None, parse_retry_after(None) is None
+    (True, True)
 """
 
 from __future__ import annotations
 
+import email.utils
 import random
 import threading
+import time
 from typing import Callable
 
-__all__ = ["Backoff"]
+__all__ = ["Backoff", "parse_retry_after"]
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from an HTTP ``Retry-After`` value (delay-seconds or an
+    HTTP date, RFC 9110 10.2.3), never negative; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is always GMT
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 class Backoff:

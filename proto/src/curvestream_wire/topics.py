@@ -22,11 +22,16 @@ class Topics:
     'curvestream/v1/mnist/r1/points'
     >>> Topics.commit(bytes.fromhex("00ff"))
     'curvestream/v1/commit/00ff'
+    >>> Topics.session(bytes.fromhex("0a0b"))
+    'curvestream/v1/session/0a0b'
+    >>> Topics.parse_session("curvestream/v1/session/0a0b")
+    b'\\n\\x0b'
     """
 
     POINTS_FILTER = f"{PREFIX}/+/+/points"
     META_FILTER = f"{PREFIX}/+/+/meta"
     STATUS_FILTER = f"{PREFIX}/+/+/status"
+    SESSION_FILTER = f"{PREFIX}/session/+"
 
     @staticmethod
     def _run(project: str, run: str, leaf: str) -> str:
@@ -58,6 +63,24 @@ class Topics:
     @staticmethod
     def commit(producer_id: bytes) -> str:
         return f"{PREFIX}/commit/{producer_id.hex()}"
+
+    @staticmethod
+    def session(session_id: bytes) -> str:
+        """The status of a client session (a RunStatus naming only the session), retained.
+        Its LOST is the Last Will of a connection that several runs share: each of them
+        still running is lost (each run's meta and status name their session)."""
+        return f"{PREFIX}/session/{session_id.hex()}"
+
+    @staticmethod
+    def parse_session(topic: str) -> bytes | None:
+        """The session id of a session topic, or None when it is not one."""
+        head, _, tail = topic.rpartition("/")
+        if head != f"{PREFIX}/session" or not tail:
+            return None
+        try:
+            return bytes.fromhex(tail)
+        except ValueError:
+            return None
 
     @staticmethod
     def parse(topic: str) -> tuple[str, str, str] | None:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import httpx
 
-from curvestream_wire.backoff import Backoff
+from curvestream_wire.backoff import Backoff, parse_retry_after
 
 from curvestream_bridge.alerts.engine import Alert
 
@@ -154,7 +154,7 @@ class WebhookSender:
                     log.warning("curvestream bridge: webhook %s refused alert %s for good: HTTP %s %s",
                                 self.url, alert.id, resp.status_code, resp.text[:200])
                     return False
-                retry_after = _seconds(resp.headers.get("retry-after"))
+                retry_after = parse_retry_after(resp.headers.get("retry-after"))
                 why = f"HTTP {resp.status_code}"
             except httpx.HTTPError as exc:
                 why = f"{type(exc).__name__}: {exc}"
@@ -167,10 +167,3 @@ class WebhookSender:
             if self._stop.wait(delay):
                 return False
         return False
-
-
-def _seconds(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None

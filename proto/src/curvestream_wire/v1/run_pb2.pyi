@@ -21,7 +21,7 @@ RUN_STATE_FAILED: RunState
 RUN_STATE_LOST: RunState
 
 class RunMeta(_message.Message):
-    __slots__ = ("version", "project", "run", "config_json", "tags", "group", "started_ns", "host", "pid", "git_commit", "git_dirty", "python_version", "frameworks", "data_version", "producer_id", "client_version", "name", "resumes", "summary_json")
+    __slots__ = ("version", "project", "run", "config_json", "tags", "group", "started_ns", "host", "pid", "git_commit", "git_dirty", "python_version", "frameworks", "data_version", "producer_id", "client_version", "name", "resumes", "summary_json", "session")
     class FrameworksEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -48,6 +48,7 @@ class RunMeta(_message.Message):
     NAME_FIELD_NUMBER: _ClassVar[int]
     RESUMES_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_JSON_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FIELD_NUMBER: _ClassVar[int]
     version: int
     project: str
     run: str
@@ -67,7 +68,8 @@ class RunMeta(_message.Message):
     name: str
     resumes: _containers.RepeatedCompositeFieldContainer[Resume]
     summary_json: str
-    def __init__(self, version: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., config_json: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., group: _Optional[str] = ..., started_ns: _Optional[int] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., git_commit: _Optional[str] = ..., git_dirty: _Optional[bool] = ..., python_version: _Optional[str] = ..., frameworks: _Optional[_Mapping[str, str]] = ..., data_version: _Optional[str] = ..., producer_id: _Optional[bytes] = ..., client_version: _Optional[str] = ..., name: _Optional[str] = ..., resumes: _Optional[_Iterable[_Union[Resume, _Mapping]]] = ..., summary_json: _Optional[str] = ...) -> None: ...
+    session: bytes
+    def __init__(self, version: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., config_json: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., group: _Optional[str] = ..., started_ns: _Optional[int] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., git_commit: _Optional[str] = ..., git_dirty: _Optional[bool] = ..., python_version: _Optional[str] = ..., frameworks: _Optional[_Mapping[str, str]] = ..., data_version: _Optional[str] = ..., producer_id: _Optional[bytes] = ..., client_version: _Optional[str] = ..., name: _Optional[str] = ..., resumes: _Optional[_Iterable[_Union[Resume, _Mapping]]] = ..., summary_json: _Optional[str] = ..., session: _Optional[bytes] = ...) -> None: ...
 
 class Resume(_message.Message):
     __slots__ = ("started_ns", "after_step", "after_step_known", "went_back", "back_to_step")
@@ -84,7 +86,7 @@ class Resume(_message.Message):
     def __init__(self, started_ns: _Optional[int] = ..., after_step: _Optional[int] = ..., after_step_known: _Optional[bool] = ..., went_back: _Optional[bool] = ..., back_to_step: _Optional[int] = ...) -> None: ...
 
 class RunStatus(_message.Message):
-    __slots__ = ("version", "project", "run", "state", "reason", "updated_ns", "producer_id", "last_seq")
+    __slots__ = ("version", "project", "run", "state", "reason", "updated_ns", "producer_id", "last_seq", "session")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     PROJECT_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
@@ -93,6 +95,7 @@ class RunStatus(_message.Message):
     UPDATED_NS_FIELD_NUMBER: _ClassVar[int]
     PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
     LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FIELD_NUMBER: _ClassVar[int]
     version: int
     project: str
     run: str
@@ -101,7 +104,8 @@ class RunStatus(_message.Message):
     updated_ns: int
     producer_id: bytes
     last_seq: int
-    def __init__(self, version: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., state: _Optional[_Union[RunState, str]] = ..., reason: _Optional[str] = ..., updated_ns: _Optional[int] = ..., producer_id: _Optional[bytes] = ..., last_seq: _Optional[int] = ...) -> None: ...
+    session: bytes
+    def __init__(self, version: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., state: _Optional[_Union[RunState, str]] = ..., reason: _Optional[str] = ..., updated_ns: _Optional[int] = ..., producer_id: _Optional[bytes] = ..., last_seq: _Optional[int] = ..., session: _Optional[bytes] = ...) -> None: ...
 
 class SeqRange(_message.Message):
     __slots__ = ("first", "last")

@@ -34,7 +34,7 @@ import urllib.parse
 from typing import Any
 
 import httpx
-from curvestream_wire.backoff import Backoff
+from curvestream_wire.backoff import Backoff, parse_retry_after
 
 from curvestream_bridge.store.base import StoreRejected, StoreUnavailable
 
@@ -269,7 +269,7 @@ class InfluxHTTP:
                                            f"credentials and database): {resp.text[:300]}", 5.0)
                 if resp.status_code < 500 and resp.status_code not in (429, 408):
                     raise RuntimeError(f"InfluxDB write failed ({resp.status_code}): {resp.text[:300]}")
-                retry_after = _retry_after(resp.headers.get("Retry-After"))
+                retry_after = parse_retry_after(resp.headers.get("Retry-After"))
                 problem = f"InfluxDB answered {resp.status_code}: {resp.text[:200]}"
             except httpx.HTTPError as exc:
                 retry_after = None
@@ -371,10 +371,3 @@ class Writing:
         for exc in errors:
             if exc is not None:
                 raise exc
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
