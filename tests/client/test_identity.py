@@ -11,8 +11,8 @@ import pytest
 
 import curvestream
 from curvestream import notices
+from curvestream.factory import start_run
 from curvestream.identity import Identity, resolve
-from curvestream.run import Run
 from curvestream.settings import Settings, default_spool_dir
 from curvestream.spool import Spool, list_producers
 from curvestream_wire.v1 import batch_pb2, run_pb2
@@ -88,7 +88,8 @@ def test_a_resumed_session_that_logs_a_step_at_or_below_where_the_run_ended_reco
     resumed = run_pb2.Resume(started_ns=5, after_step=99, after_step_known=True)
     earlier = run_pb2.Resume(started_ns=1, after_step=9, after_step_known=True)
     identity = Identity("exp-abc123", "exp", resumed, (earlier,), started_ns=3, next_step=100)
-    run = Run("unit", "exp-abc123", settings=Settings(mode="offline", spool_dir=str(spool_dir)), identity=identity)
+    run = start_run("unit", "exp-abc123", settings=Settings(mode="offline", spool_dir=str(spool_dir)),
+                    identity=identity)
     with caplog.at_level(logging.WARNING, logger="curvestream"):
         run.log({"x": 1.0})  # step 100: implicit steps go on after the stored run
         run.log({"x": 2.0}, step=101)

@@ -1,4 +1,4 @@
-"""The uploader's decisions, with an injected clock, link and HTTP client (seams)."""
+"""The uploader's decisions, with an injected clock and exporters around a fake link and HTTP client (seams)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import time
 
 import pytest
 
+from curvestream.channels import FallbackPolicy
+from curvestream.exporters import HttpExporter, MqttExporter
 from curvestream.http_fallback import Permanent, Retryable
 from curvestream.settings import Settings
 from curvestream.spool import Spool
-from curvestream.uploader import Channel, Uploader
+from curvestream.uploader import Uploader
 from curvestream_wire.v1 import batch_pb2, run_pb2
 
 PID = bytes(range(16))
@@ -56,6 +58,18 @@ class FakeHttp:
         self.sent.append(seq)
         return commit(seq, seq)
 
+    def close(self) -> None:
+        pass
+
+
+def uploader(settings: Settings, link: FakeLink, http: FakeHttp | None = None, **kw) -> Uploader:
+    """The uploader as the client assembles it, around fakes of the link and the HTTP client."""
+    up: Uploader
+    fallback = HttpExporter(http, lambda c: up.on_commit(c)) if http is not None else None  # type: ignore[arg-type]
+    policy = FallbackPolicy(MqttExporter(link), fallback, settings.fallback_after_ms / 1000)  # type: ignore[arg-type]
+    up = Uploader(settings, policy, tick=link.poll, **kw)
+    return up
+
 
 def commit(first: int, last: int, rejected: bool = False) -> run_pb2.Commit:
     c = run_pb2.Commit(producer_id=PID)
@@ -73,7 +87,7 @@ def setup(tmp_path):
                      .SerializeToString(), now=0)
     spool.close_for_writing()
     link, http = FakeLink(clock), FakeHttp()
-    up = Uploader(settings, link, http, clock=clock)  # type: ignore[arg-type]
+    up = uploader(settings, link, http, clock=clock)
     up.track(spool)
     yield clock, spool, link, http, up
     spool.release()
@@ -175,7 +189,7 @@ def test_waiting_for_commits_that_do_not_come_does_not_spin(tmp_path):
     spool = Spool.create(tmp_path, PID, "p", "r")
     spool.append(1, batch_pb2.Batch(version=1, producer_id=PID, seq=1, project="p", run="r").SerializeToString(), now=0)
     link = FakeLink(Clock())
-    up = Uploader(settings, link, None)  # type: ignore[arg-type]
+    up = uploader(settings, link)
     up.track(spool)
     up.start()
     try:
@@ -191,14 +205,14 @@ def test_broker_down_past_the_fallback_time_switches_to_http_and_back(setup):
     link.connected = False
     link.down_since = clock.now
     up.pump()
-    assert up.channel is Channel.NONE and not http.sent
+    assert up.channel is None and not http.sent
     clock.now += 3.5
     up.pump()
-    assert up.channel is Channel.HTTP and http.sent == list(range(1, 11))
+    assert up.channel == "http" and http.sent == list(range(1, 11))
     assert up.outstanding_batches() == 0
     link.connected = True
     up.pump()
-    assert up.channel is Channel.MQTT and link.sent == [], "nothing committed is sent again"
+    assert up.channel == "mqtt" and link.sent == [], "nothing committed is sent again"
 
 
 def test_http_errors_back_off_and_permanent_rejections_are_counted_not_retried(setup):
@@ -257,7 +271,7 @@ def test_a_clock_far_behind_the_bridges_is_reported_once(tmp_path, caplog):
     year_ns = 365 * 24 * 3600 * 10**9
     clock = Clock()
     settings = Settings(spool_dir=str(tmp_path))
-    up = Uploader(settings, FakeLink(clock), None, clock=clock, wall_clock_ns=lambda: 10**18)  # type: ignore[arg-type]
+    up = uploader(settings, FakeLink(clock), clock=clock, wall_clock_ns=lambda: 10**18)
     for _ in range(3):
         up.on_commit(run_pb2.Commit(producer_id=PID, committed_ns=10**18 + year_ns))
     with caplog.at_level("WARNING", logger="curvestream.uploader"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from curvestream.run import Run
+from curvestream.factory import start_run
 from curvestream.settings import Settings
 from helpers import get_json, metric_counts, prometheus_value, run_path
 
@@ -21,7 +21,7 @@ def test_a_trainer_with_its_clock_a_year_back_loses_no_point_and_its_points_land
     settings = Settings.from_env(mqtt_url=mosquitto.url, bridge_url="", spool_dir=str(spool_dir),
                                  max_batch_points=1000)
     started_ns = time.time_ns()
-    run = Run("skew", "year-back", settings=settings, clock_ns=lambda: time.time_ns() - YEAR_NS)
+    run = start_run("skew", "year-back", settings=settings, clock_ns=lambda: time.time_ns() - YEAR_NS)
     for step in range(STEPS):
         run.log({"loss": 1.0 / (step + 1), "acc": step / STEPS}, step=step)
     report = run.finish()

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping
 from curvestream.alerts import Alert
 from curvestream.api import Api, ApiError, ApiRun
 from curvestream.current import current_run, make_current
+from curvestream.factory import start_run
 from curvestream.handler import LogHandler
 from curvestream.identity import resolve
 from curvestream.meta import normalize_config
@@ -70,8 +71,8 @@ def init(
         settings = dataclasses.replace(settings, **({"mode": mode} if mode else {}), **setting_overrides)
     config = normalize_config(config)  # a bad config fails here, before the bridge is asked anything
     identity = resolve(project, run, settings, id=id, resume=resume)
-    new = Run(project, identity.id, config=config, tags=tags, group=group, data_version=data_version,
-              settings=settings, identity=identity)
+    new = start_run(project, identity.id, config=config, tags=tags, group=group, data_version=data_version,
+                    settings=settings, identity=identity)
     make_current(new)
     return new
 

@@ -24,7 +24,7 @@ from curvestream import notices
 from curvestream.http_fallback import BridgeHttp, Permanent, Retryable
 from curvestream.settings import Settings
 from curvestream.spool import Spool
-from curvestream.uploader import Channel, Uploader
+from curvestream.uploader import Uploader
 
 __all__ = ["wait_for_bridge"]
 
@@ -73,7 +73,7 @@ def _ask(uploader: Uploader, spools: list[Spool], settings: Settings, label: str
                         "(its store is unavailable or failing: see its /readyz)")
             if received is None or int(received) < first:
                 via = (f" (is it subscribed to the broker at {settings.mqtt_endpoint().host}:"
-                       f"{settings.mqtt_endpoint().port}?)" if uploader.channel is Channel.MQTT else "")
+                       f"{settings.mqtt_endpoint().port}?)" if uploader.channel == "mqtt" else "")
                 return f"{quiet}; the bridge at {settings.bridge_url} answers but has not received batch {first}{via}"
             notices.say_once(f"busy {label}", f"curvestream: {label}: {quiet}, but the bridge has the batches and "
                                               "is still storing them; waiting (Ctrl-C leaves the rest in the spool "

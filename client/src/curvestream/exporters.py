@@ -9,6 +9,9 @@
   ``retry_after_s``): the batch stays in the spool and is sent again.
 - ``PERMANENT``: this batch can never be stored (the bridge refused it for
   good): it is counted and never re-sent.
+
+``down_since()`` says whether an exporter can take batches now (None) or since
+when it cannot: the channel policy (:mod:`.channels`) chooses by it.
 """
 
 from __future__ import annotations
@@ -46,6 +49,10 @@ class Exporter(Protocol):
 
     def export(self, topic: str, payload: bytes) -> Outcome: ...
 
+    def down_since(self) -> float | None:
+        """None while batches can go out now; else since when (monotonic) they cannot."""
+        ...
+
     def shutdown(self, timeout: float = 2.0) -> None: ...
 
 
@@ -62,8 +69,11 @@ class MqttExporter:
             return SUCCESS
         return Outcome(ExportResult.RETRYABLE, detail="MQTT link down")
 
+    def down_since(self) -> float | None:
+        return None if self.link.connected else self.link.down_since
+
     def shutdown(self, timeout: float = 2.0) -> None:
-        """The link belongs to the run (it also carries status and commits): left to it."""
+        """The link belongs to its owner (it also carries status and commits): left to it."""
 
 
 class HttpExporter:
@@ -84,6 +94,10 @@ class HttpExporter:
             return Outcome(ExportResult.PERMANENT, detail=str(exc))
         self.on_commit(commit)
         return SUCCESS
+
+    def down_since(self) -> float | None:
+        """Each request finds out for itself (failures back off in the uploader)."""
+        return None
 
     def shutdown(self, timeout: float = 2.0) -> None:
         self.http.close()

@@ -30,8 +30,8 @@ from typing import Any, Callable, Iterator
 from curvestream_wire.seqset import SeqSet
 
 from curvestream.encode import BatchBuilder
+from curvestream.delivery import Delivery
 from curvestream.http_fallback import BridgeHttp, Retryable
-from curvestream.mqtt import MqttLink
 from curvestream.settings import Settings
 from curvestream.spool import Spool, SpoolLocked
 from curvestream.uploader import Uploader
@@ -94,13 +94,9 @@ def import_runs(runs: list[ImportRun], settings: Settings, timeout_s: float = 60
         report["summary"] = "found nothing to import"
         return report
     total = sum(r.size for r in runs)
-    http = BridgeHttp(settings.bridge_url, settings.write_token) if settings.bridge_url else None
-    uploader: Uploader
-    link = MqttLink(settings, f"cs-import-{os.getpid()}-{os.urandom(3).hex()}",
-                    on_commit=lambda c: uploader.on_commit(c))
-    uploader = Uploader(settings, link, http)
-    link.start()
-    uploader.start()
+    delivery = Delivery(settings, f"cs-import-{os.getpid()}-{os.urandom(3).hex()}")
+    uploader = delivery.uploader
+    delivery.start()
     asker = BridgeHttp(settings.bridge_url, settings.read_token) if settings.bridge_url else None  # own connection
     spools: list[Spool] = []
     done_before = 0
@@ -119,29 +115,28 @@ def import_runs(runs: list[ImportRun], settings: Settings, timeout_s: float = 60
                     if spool is None:
                         spool = _fresh_spool(settings, r.producer_id, r.project, r.run)
                         spools.append(spool)
-                        uploader.track(spool)
+                        delivery.track(spool)
                     _wait_for_room(uploader)
                     spool.append(seq, payload, time.monotonic())
                     spool.rotate_if_due(time.monotonic(), settings.segment_max_bytes,
                                         settings.segment_max_age_ms / 1000)
-                    uploader.wake()
+                    uploader.spooled([r.producer_id])
                     entry["new_points"] += n
                     entry["new_batches"] += 1
                 if progress is not None:
                     progress(done_before + read, total)
             if spool is not None:
                 spool.close_for_writing()
-                uploader.wake()
+                uploader.spooled([r.producer_id])
             done_before += r.size
             report["runs"].append(entry)
         uploader.wait_committed([s.producer_id for s in spools], time.monotonic() + timeout_s)
     finally:
         if asker is not None:
             asker.close()
-        uploader.stop()
-        link.stop()
+        delivery.stop()
         for spool in spools:
-            spool.drop_committed(uploader._tracked[spool.producer_id].committed.covers)
+            spool.drop_committed(delivery.untrack(spool.producer_id).covers)
             report["left_batches"] += sum(s.records for s in spool.segments)
             spool.release()
     report["summary"] = _summary(report["runs"], asked_all)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable, Mapping
 
+from curvestream.factory import start_run
 from curvestream.identity import Identity, resolve
 from curvestream.run import Run
 from curvestream.settings import Settings
@@ -68,8 +69,8 @@ class LazyRun:
     def get(self) -> Run:
         if self._run is None:
             identity = self.identity
-            self._run = Run(self.project, identity.id, config=self._config, tags=self._tags, group=self._group,
-                            settings=self._settings, identity=identity)
+            self._run = start_run(self.project, identity.id, config=self._config, tags=self._tags, group=self._group,
+                                  settings=self._settings, identity=identity)
             # started again after a finish: the same run, its history and start kept, steps going on
             self._identity = Identity(identity.id, identity.name, None, tuple(identity.resumes()),
                                       self._run.started_ns, identity.next_step)

@@ -1,6 +1,7 @@
-"""The MQTT link of a trainer: one paho-mqtt client per run, with the run's
-Last Will (status ``lost``), the commit subscriptions, and MQTT 5 with a
-fallback to 3.1.1 for brokers that only speak it (amqtt).
+"""The MQTT link of a trainer process: one paho-mqtt client for all its runs
+(see :mod:`.session`), with the session's Last Will, the runs' commit and hint
+subscriptions, and MQTT 5 with a fallback to 3.1.1 for brokers that only speak
+it (amqtt).
 
 paho keeps its own session in memory only; nothing here is trusted to survive
 the process: the spool is what is durable, and a batch counts as delivered only
@@ -31,7 +32,10 @@ class MqttLink:
     """Connects in the background, reconnects for ever, and says whether it is up.
 
     ``on_connected`` runs (in paho's thread) after every successful connect:
-    the run uses it to publish its retained metadata and ``running`` status.
+    the session uses it to publish its runs' retained metadata and ``running``
+    status. ``on_change`` runs when the link went down or a broker refused it:
+    the owner's thread then chooses its channel again, or calls :meth:`poll`
+    to switch protocols, at once.
     """
 
     def __init__(
@@ -42,10 +46,12 @@ class MqttLink:
         will: tuple[str, bytes] | None = None,
         on_connected: Callable[["MqttLink"], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         self._settings = settings
         self._on_commit = on_commit
         self._on_connected = on_connected
+        self._on_change = on_change
         self._clock = clock
         self._lock = threading.Lock()
         self._commit_topics: set[str] = set()
@@ -109,6 +115,21 @@ class MqttLink:
         if client is not None and self.connected:
             client.subscribe(topic, qos=1)
 
+    def unwatch_commits(self, producer_id: bytes) -> None:
+        self._unsubscribe(Topics.commit(producer_id))
+
+    def unwatch(self, topic: str) -> None:
+        self._unsubscribe(topic)
+
+    def _unsubscribe(self, topic: str) -> None:
+        with self._lock:
+            known = topic in self._commit_topics or topic in self._watched
+            self._commit_topics.discard(topic)
+            self._watched.pop(topic, None)
+        client = self._client
+        if known and client is not None and self.connected:
+            client.unsubscribe(topic)
+
     def watch(self, topic: str, handler: Callable[[bytes], None]) -> None:
         """Subscribe to ``topic`` (QoS 1, again after every reconnect); ``handler``
         gets each payload on paho's thread and must not block."""
@@ -145,6 +166,7 @@ class MqttLink:
                 log.warning("curvestream: broker refused the connection: %s (points wait in the spool)",
                             reason_code)
             self.last_error = str(reason_code)
+            self._changed()
             return
         with self._lock:
             topics = sorted(self._commit_topics | set(self._watched))
@@ -174,6 +196,7 @@ class MqttLink:
                 self._on_connected(self)
             except Exception:  # noqa: BLE001 - never raise into paho's loop
                 log.exception("curvestream: on-connect hook failed")
+        self._changed()
 
     def _handle_disconnect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
         if self._connected.is_set():
@@ -181,6 +204,14 @@ class MqttLink:
         self._connected.clear()
         if not self._stopped and not self.last_error:  # a refusal's reason says more than the disconnect's
             self.last_error = str(reason_code)
+        self._changed()
+
+    def _changed(self) -> None:
+        if self._on_change is not None and not self._stopped:
+            try:
+                self._on_change()
+            except Exception:  # noqa: BLE001 - never raise into paho's loop
+                log.exception("curvestream: link change hook failed")
 
     def _handle_message(self, client, userdata, message) -> None:  # noqa: ANN001
         with self._lock:
@@ -200,5 +231,5 @@ class MqttLink:
         self._on_commit(commit)
 
 
-def client_id_for(producer_id: bytes) -> str:
-    return f"cs-{producer_id.hex()[:20]}-{os.getpid()}"
+def client_id_for(session_id: bytes) -> str:
+    return f"cs-{session_id.hex()[:20]}-{os.getpid()}"

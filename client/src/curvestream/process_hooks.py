@@ -63,7 +63,7 @@ def _install() -> None:
 
 def _finish_at_exit(ref: "weakref.ref[Run]") -> None:
     run = ref()
-    if run is None or run._report is not None or run._forked:
+    if run is None or run.finished:
         return
     exc = _last_uncaught
     try:
@@ -76,5 +76,8 @@ def _finish_at_exit(ref: "weakref.ref[Run]") -> None:
 
 
 def _after_fork_in_child() -> None:
+    from curvestream import session
+
     for run in list(_live_runs):
-        run._after_fork_in_child()
+        run.after_fork_in_child()
+    session.forget_after_fork()

@@ -1,12 +1,14 @@
-"""The batching engine: one daemon thread (``curvestream-recorder``) that drains
-the in-memory queue, seals columnar batches (by size, and at least every
-``flush_interval_ms``), appends them to the spool, fsyncs once per interval and
-wakes the uploader. Scalars, histograms, text and run status share it.
+"""One run's side of the batching engine: its in-memory queue and the policy
+when that queue is full, its batch builder, and what it does in a flush round
+(seal columnar batches by size, and at least every ``flush_interval_ms``;
+append them to the run's spool). The thread that runs the rounds of every run
+of the process is :class:`curvestream.flush_loop.FlushLoop`.
 
-The recorder owns the queue and its overflow policy: the training thread only
-appends, and asks :meth:`Recorder.backlog` once the queue is long.
+The training thread only appends to the queue, asks :meth:`Recorder.backlog`
+once the queue is long, and :meth:`Recorder.resume` when the run was idle.
+An idle run (nothing logged for a whole interval) costs no wake-up at all.
 
-Everything here runs off the training thread; nothing raises into it.
+Everything else runs off the training thread; nothing raises into it.
 """
 
 from __future__ import annotations
@@ -27,10 +29,14 @@ __all__ = ["Recorder", "RecorderStats", "FlushMode"]
 
 log = logging.getLogger("curvestream.recorder")
 
+ROOM_RETRY_S = 0.5
+"""With ``spool_full="block"``: how often a batch waiting for room is tried again (a disk
+gets room back without telling anyone)."""
+
 
 class FlushMode(enum.Enum):
-    INTERVAL = "interval"  # the timer fired: drain, seal everything, fsync
-    SIZE = "size"  # the queue grew long: drain, seal full batches only (the rest waits for the timer)
+    INTERVAL = "interval"  # the interval is over: drain, seal everything
+    SIZE = "size"  # the queue grew long: drain, seal full batches only (the rest waits for the interval)
     FINAL = "final"  # finish(): drain everything, seal, close the segment
 
 
@@ -51,50 +57,62 @@ class Recorder:
         settings: Settings,
         spool: Spool,
         builder_factory: Callable[[Callable[[], int]], BatchBuilder],
-        on_spooled: Callable[[], None],
+        on_spooled: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
         self.queue: collections.deque = collections.deque()
         self.max_queue = settings.max_queue_calls
         self.wake_len = min(settings.max_queue_calls, max(1024, settings.max_batch_points // 2))
-        """Queue length at which the producer calls :meth:`backlog` (wakes the recorder early)."""
+        """Queue length at which the producer calls :meth:`backlog` (wakes the flush loop early)."""
         self.spool = spool
         self.stats = RecorderStats()
         self._builder = builder_factory(self._next_seq)
-        self._on_spooled = on_spooled
+        self.on_spooled = on_spooled
+        """Called after a round that spooled something (when no flush loop serves this recorder)."""
         self.on_dropped: Callable[[RecorderStats, str], None] | None = None
-        """Called on the recorder thread each time a batch could not be spooled (counts, why)."""
+        """Called on the flush thread each time a batch could not be spooled (counts, why)."""
         self._clock = clock
-        self._wake = threading.Event()
+        self._wake_loop: Callable[[], None] = lambda: None
         self._final = threading.Event()
         self._done = threading.Event()
-        self._space = threading.Event()
-        self._drained = threading.Event()  # set each time the recorder has emptied the queue
-        self._warned_quota = 0.0
+        self._drained = threading.Event()  # set each time a round has emptied the queue
+        self._warned_quota = float("-inf")
         self._size_wake = False
-        self._thread: threading.Thread | None = None
+        self._waiting: tuple[int, bytes, int] | None = None  # a sealed batch waiting for room (spool_full=block)
+        self._retry_at = 0.0
         self.flush_interval_s = settings.flush_interval_ms / 1000
         """Seal at least this often: ``flush_interval_ms``, or shorter while a live page watches."""
+        self.next_due = clock() + self.flush_interval_s
+        self.idle = False
+        """True once a whole interval passed with nothing logged: the flush loop no longer wakes
+        for this run until :meth:`resume`."""
 
     def _next_seq(self) -> int:
         self.stats.last_seq += 1
         return self.stats.last_seq
 
-    # ------------------------------------------------------------------ life
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="curvestream-recorder", daemon=True)
-        self._thread.start()
+    # ------------------------------------------------------------------ the training thread
+    def attach(self, wake_loop: Callable[[], None]) -> None:
+        """Served from now on by the flush loop that ``wake_loop`` wakes."""
+        self._wake_loop = wake_loop
 
     def wake(self) -> None:
-        self._wake.set()
+        self._wake_loop()
+
+    def resume(self) -> None:
+        """Something was queued while idle: rounds again, the first one an interval from now."""
+        self.next_due = self._clock() + self.flush_interval_s
+        self.idle = False
+        self._wake_loop()
 
     def backlog(self, closed: Callable[[], bool]) -> bool:
-        """The queue is long: wake the recorder; True when the caller's item is to be
+        """The queue is long: wake the flush loop; True when the caller's item is to be
         dropped (``queue_full="drop"``). With ``block``, waits while the queue is full."""
-        self._size_wake = True
-        if not self._wake.is_set():  # every call past wake_len lands here: set the event once, not each time
-            self._wake.set()
+        if not self._size_wake:  # every call past wake_len lands here: wake the loop once, not each time
+            self._size_wake = True
+            self.idle = False
+            self._wake_loop()
         if len(self.queue) < self.max_queue:
             return False
         if self.settings.queue_full == "drop":
@@ -104,8 +122,9 @@ class Recorder:
                             self.max_queue)
             return True
         while len(self.queue) >= self.max_queue and not closed():
-            self.wake()
-            self._drained.wait(0.05)  # the recorder says when it took the queue (no spinning on the GIL)
+            self._size_wake = True
+            self._wake_loop()
+            self._drained.wait(0.05)  # the loop says when it took the queue (no spinning on the GIL)
             self._drained.clear()
         return False
 
@@ -115,52 +134,62 @@ class Recorder:
         configured = self.settings.flush_interval_ms
         ms = configured if hint_ms is None or hint_ms <= 0 else min(configured, hint_ms)
         if ms / 1000 != self.flush_interval_s:
+            self.next_due += ms / 1000 - self.flush_interval_s  # the pending interval moves too
             self.flush_interval_s = ms / 1000
-            self.wake()  # the next interval starts from the new length
+            self._wake_loop()
 
     def space_freed(self) -> None:
-        self._space.set()
+        """The uploader freed spool space: a batch waiting for room is tried at once."""
+        if self._waiting is not None:
+            self._retry_at = 0.0
+            self._wake_loop()
 
     def finish(self, timeout: float) -> bool:
         """Drain everything, seal the last batch and close the open segment."""
         self._final.set()
-        self._wake.set()
+        self._wake_loop()
         return self._done.wait(timeout)
 
-    def _run(self) -> None:
-        interval = self.flush_interval_s
-        next_interval = self._clock() + interval
-        while True:
-            if self.flush_interval_s != interval:  # watched or no longer: the pending interval moves too
-                next_interval += self.flush_interval_s - interval
-                interval = self.flush_interval_s
-            self._wake.wait(max(0.0, next_interval - self._clock()))
-            self._wake.clear()
-            final = self._final.is_set()
-            size_wake, self._size_wake = self._size_wake, False
-            if final:
-                mode = FlushMode.FINAL
-            elif size_wake and self._clock() < next_interval:
-                mode = FlushMode.SIZE
-            else:
-                mode = FlushMode.INTERVAL
-                next_interval = self._clock() + interval
-            try:
-                self.flush(mode)
-            except Exception:  # noqa: BLE001
-                self.stats.spool_errors += 1
-                log.exception("curvestream: recorder round failed")
-            if final:
-                self._done.set()
-                return
+    @property
+    def finished(self) -> bool:
+        return self._done.is_set()
 
-    # ------------------------------------------------------------------ one round
-    def flush(self, mode: FlushMode) -> None:
+    # ------------------------------------------------------------------ the flush thread
+    def due(self, now: float) -> FlushMode | None:
+        """What this recorder's round is now, or None when it has none."""
+        if self._done.is_set():
+            return None
+        if self._final.is_set():  # a batch waiting for room is dropped now if it must be
+            return FlushMode.FINAL
+        if self._waiting is not None and now < self._retry_at:
+            return None
+        if now >= self.next_due:
+            return FlushMode.INTERVAL
+        if self._size_wake or self._waiting is not None:
+            return FlushMode.SIZE
+        return None
+
+    def wake_at(self) -> float | None:
+        """When the flush loop must next look at this recorder (None: only when woken)."""
+        if self._done.is_set():
+            return None
+        if self._waiting is not None:
+            return self._retry_at
+        return None if self.idle else self.next_due
+
+    def flush(self, mode: FlushMode) -> bool:
+        """One round; True when something was appended to the spool (not yet synced)."""
+        self._size_wake = False
+        wrote = False
+        if self._waiting is not None:
+            if not self._spool_waiting():
+                return False
+            wrote = True
         queue = self.queue
         builder = self._builder
         max_points = self.settings.max_batch_points
-        wrote = False
         popleft = queue.popleft
+        had_items = bool(queue)
         while queue:
             try:
                 item = popleft()
@@ -169,66 +198,78 @@ class Recorder:
             builder.add(item)
             if builder.points >= max_points:
                 self._drained.set()  # a blocked log() may go on while this batch is spooled
-                self._spool(*builder.seal())
+                self._waiting = builder.seal()
+                if not self._spool_waiting():
+                    return wrote  # the rest waits in the queue (log() blocks once it is full)
                 wrote = True
         self._drained.set()
         if not builder.empty and mode is not FlushMode.SIZE:
-            self._spool(*builder.seal())
-            wrote = True
-        if wrote:
-            self.spool.sync()
+            self._waiting = builder.seal()
+            wrote = self._spool_waiting() or wrote
         now = self._clock()
         if mode is FlushMode.FINAL:
-            self.spool.close_for_writing()
+            if self._waiting is None:
+                self.spool.close_for_writing()
         else:
             self.spool.rotate_if_due(now, self.settings.segment_max_bytes, self.settings.segment_max_age_ms / 1000)
-        if wrote or mode is FlushMode.FINAL:
-            self._on_spooled()
+        if mode is FlushMode.INTERVAL:
+            self.next_due = now + self.flush_interval_s
+            if not had_items and builder.empty and self._waiting is None:
+                self.idle = True  # nothing for a whole interval: no more rounds until resume()
+                if queue:  # an item queued while idle was being set: log() may have missed it
+                    self.idle = False
+        return wrote
 
-    def _spool(self, seq: int, payload: bytes, points: int) -> None:
+    def round_done(self, mode: FlushMode) -> None:
+        """After the round's sync: a final round that left nothing behind ends the recorder."""
+        if mode is FlushMode.FINAL and self._waiting is None and not self.queue:
+            self._done.set()
+
+    def _spool_waiting(self) -> bool:
+        """Append the sealed batch waiting; False when it must wait for room (``block``)."""
+        assert self._waiting is not None
+        seq, payload, points = self._waiting
+        outcome = self._spool(seq, payload, points)
+        if outcome == "wait":
+            self._retry_at = self._clock() + ROOM_RETRY_S
+            return False
+        self._waiting = None
+        return outcome == "written"
+
+    def _spool(self, seq: int, payload: bytes, points: int) -> str:
+        """``written``, ``dropped`` or ``wait`` (for room: the quota or a full disk, with ``block``)."""
         quota = self.settings.spool_max_bytes
-        while self.spool.bytes_on_disk + len(payload) > quota:
-            if self.settings.spool_full == "drop" or self._final.is_set():
-                self.stats.batches_dropped_spool_full += 1
-                self.stats.points_dropped_spool_full += points
-                self._dropped(f"spool quota of {quota} bytes reached")
+        block = self.settings.spool_full == "block" and not self._final.is_set()
+        if self.spool.bytes_on_disk + len(payload) > quota:
+            if block:
                 self._warn_quota(f"curvestream: spool quota of {quota} bytes reached in {self.spool.dir}; "
-                                 f"dropped {self.stats.points_dropped_spool_full} points so far "
-                                 "(raise CURVESTREAM_SPOOL_MAX_BYTES or set CURVESTREAM_SPOOL_FULL=block)")
-                return
+                                 "waiting for the bridge to take batches")
+                return "wait"
+            self._drop(points, f"spool quota of {quota} bytes reached")
             self._warn_quota(f"curvestream: spool quota of {quota} bytes reached in {self.spool.dir}; "
-                             "waiting for the bridge to take batches")
-            self._space.wait(0.5)
-            self._space.clear()
+                             f"dropped {self.stats.points_dropped_spool_full} points so far "
+                             "(raise CURVESTREAM_SPOOL_MAX_BYTES or set CURVESTREAM_SPOOL_FULL=block)")
+            return "dropped"
         if self.spool.bytes_on_disk + len(payload) > 0.8 * quota:
             self._warn_quota(f"curvestream: spool {self.spool.dir} is over 80 % of its {quota}-byte quota")
-        failure = self._append(seq, payload)
-        if failure is not None:
-            self.stats.batches_dropped_spool_full += 1
-            self.stats.points_dropped_spool_full += points
-            self._dropped(f"cannot write the spool: {failure}")
-            self._warn_quota(f"curvestream: cannot write the spool ({failure}); batch {seq} dropped")
-            return
-        self.stats.batches_sealed += 1
-        self.stats.points_spooled += points
-
-    def _append(self, seq: int, payload: bytes) -> OSError | None:
-        """Append to the spool; on a full disk, wait for room with ``spool_full=block``
-        (until the run finishes), else give up. Returns what stopped it."""
-        while True:
-            try:
-                self.spool.append(seq, payload, self._clock())
-                return None
-            except OSError as exc:
-                self.stats.spool_errors += 1
-                if self.settings.spool_full == "drop" or self._final.is_set():
-                    return exc
+        try:
+            self.spool.append(seq, payload, self._clock())
+        except OSError as exc:
+            self.stats.spool_errors += 1
+            if block:
                 self._warn_quota(f"curvestream: cannot write the spool ({exc}); waiting for room "
                                  "(CURVESTREAM_SPOOL_FULL=block)")
-                self._space.wait(0.5)  # a disk gets room back without telling anyone: look again
-                self._space.clear()
+                return "wait"
+            self._drop(points, f"cannot write the spool: {exc}")
+            self._warn_quota(f"curvestream: cannot write the spool ({exc}); batch {seq} dropped")
+            return "dropped"
+        self.stats.batches_sealed += 1
+        self.stats.points_spooled += points
+        return "written"
 
-    def _dropped(self, reason: str) -> None:
+    def _drop(self, points: int, reason: str) -> None:
+        self.stats.batches_dropped_spool_full += 1
+        self.stats.points_dropped_spool_full += points
         if self.on_dropped is not None:
             self.on_dropped(self.stats, reason)
 
@@ -239,5 +280,4 @@ class Recorder:
             log.warning(message)
 
     def forget_after_fork(self) -> None:
-        self._thread = None
         self._done.set()

@@ -1,7 +1,8 @@
 """A run: what ``curvestream.init()`` returns.
 
-(Over 400 lines: the one public class of a training script; batching, sending
-and process hooks live in recorder.py, uploader.py and process_hooks.py.)
+(Over 400 lines: the one public class of a training script; making it, batching,
+sending and process hooks live in factory.py, recorder.py, session.py and
+process_hooks.py.)
 
     >>> import curvestream
     >>> with curvestream.init(project="demo", run="r1", mode="offline") as run:  # doctest: +SKIP
@@ -9,8 +10,9 @@ and process hooks live in recorder.py, uploader.py and process_hooks.py.)
     ...         run.log({"loss": 1.0 / (step + 1)}, step=step)
 
 ``log()`` runs on the training thread and only checks and enqueues: no I/O,
-no encoding, no lock. The recorder thread batches and spools; the uploader
-thread sends and lets go of what the bridge has committed.
+no encoding, no lock. The process's recorder thread batches and spools; its
+uploader thread sends and lets go of what the bridge has committed (one of
+each for all the runs of a process: :mod:`curvestream.session`).
 """
 
 from __future__ import annotations
@@ -18,10 +20,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 import threading
 import time
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from curvestream_wire import names
 from curvestream_wire.topics import Topics
@@ -30,19 +31,19 @@ from curvestream_wire.v1 import run_pb2
 from curvestream import notices, process_hooks
 from curvestream.alerts import Alert, AlertDispatcher
 from curvestream.bridge_wait import wait_for_bridge
-from curvestream.encode import BatchBuilder
-from curvestream.http_fallback import BridgeHttp
 from curvestream.identity import Identity
 from curvestream.losses import LossRecord
-from curvestream.meta import collect_meta, normalize_config
+from curvestream.meta import normalize_config
+from curvestream.mqtt import MqttLink
 from curvestream.progress import WaitProgress
-from curvestream.mqtt import MqttLink, client_id_for
 from curvestream.recorder import Recorder
 from curvestream.settings import Settings
-from curvestream.spool import Spool, SpoolLocked, list_producers
+from curvestream.spool import Spool
 from curvestream.uploader import Uploader
 from curvestream.values import HistogramItem, TextItem, histogram_values, to_float
-from curvestream.version import __version__
+
+if TYPE_CHECKING:
+    from curvestream.session import Session
 
 __all__ = ["Run", "FinishReport"]
 
@@ -77,7 +78,9 @@ class FinishReport:
 
 
 class Run:
-    """One training run streaming to curvestream. Create it with ``curvestream.init()``.
+    """One training run streaming to curvestream. Create it with ``curvestream.init()``
+    (or :func:`curvestream.factory.start_run`): the constructor only keeps the parts
+    it is given, made and started by the factory.
 
     ``name`` (and ``id``) is the run's identity, as topics, the store and the API
     know it; ``display_name`` is the name the user gave, which other runs may
@@ -90,85 +93,62 @@ class Run:
         project: str,
         name: str,
         *,
-        config: Any = None,
-        tags: Iterable[str] = (),
-        group: str = "",
-        data_version: str = "",
         settings: Settings,
-        clock_ns: Any = time.time_ns,
+        producer_id: bytes,
+        meta: run_pb2.RunMeta,
+        spool: Spool,
+        recorder: Recorder,
+        session: "Session",
+        losses: LossRecord,
+        config: dict[str, Any],
+        tags: list[str],
+        group: str,
+        clock_ns: Callable[[], int] = time.time_ns,
         identity: Identity | None = None,
     ) -> None:
-        self.project = names.validate_name("project name", project)
-        self.name = names.validate_name("run name", name)
-        identity = identity or Identity(self.name, self.name)
-        if identity.id != self.name:
-            raise ValueError(f"curvestream: run {name!r} given the identity of run {identity.id!r}")
+        self.project = project
+        self.name = name
+        identity = identity or Identity(name, name)
         self.display_name = identity.name
-        self.config = normalize_config(config)  # pydantic errors surface here, before any connection
-        self.tags = [str(t) for t in tags]
-        self.group = str(group or "")
+        self.config = config
+        self.tags = tags
+        self.group = group
         self.settings = settings
-        self.producer_id = os.urandom(16)
+        self.producer_id = producer_id
+        self.meta = meta
+        self.spool = spool
+        self.recorder = recorder
+        self.session = session
+        self.adopted: list[Spool] = []
+        """Leftovers of dead producers found when the run started; ``finish()`` waits for them too."""
+        self._losses = losses
         self._time_ns = clock_ns
-        self.started_ns = identity.started_ns or clock_ns()
+        self.clock_ns = clock_ns
+        """The clock the run dates its points by (the machine's, unless injected)."""
+        self.started_ns = meta.started_ns
         self._next_step = identity.next_step
         resumed = identity.resumed
         self._resumed_after = resumed.after_step if resumed is not None and resumed.after_step_known else _NEVER
         self._keys: set[str] = set()
         self._closed = False
         self._forked = False
-        self._calls = 0
-        self._exc_info: tuple[type[BaseException], BaseException] | None = None
         self._finish_lock = threading.Lock()
         self._report: FinishReport | None = None
+        self._batches_rejected = 0
         self._alerts = AlertDispatcher()
         self._stop_reason: str | None = None
+        self._queue = recorder.queue  # log() appends here; the flush loop drains it
+        self._wake_len = recorder.wake_len
 
-        self.meta = collect_meta(
-            self.project, self.name, self.producer_id, self.config, self.tags, self.group,
-            data_version, self.started_ns, __version__, name=self.display_name, resumes=identity.resumes(),
-        )
-        try:
-            self.spool = Spool.create(settings.spool_path, self.producer_id, self.project, self.name)
-        except OSError as exc:
-            raise OSError(f"curvestream: cannot create the spool in {settings.spool_path} ({exc}); "
-                          "point CURVESTREAM_SPOOL_DIR (or spool_dir=) at a writable directory") from exc
-        self._adopted: list[Spool] = []
-        self.link: MqttLink | None = None
-        self.uploader: Uploader | None = None
-        if settings.mode == "online":
-            http = BridgeHttp(settings.bridge_url, settings.write_token) if settings.bridge_url else None
-            self.link = MqttLink(
-                settings,
-                client_id_for(self.producer_id),
-                on_commit=self._on_commit,
-                will=(Topics.status(self.project, self.name), self._status(run_pb2.RUN_STATE_LOST).SerializeToString()),
-                on_connected=self._announce,
-            )
-            self.uploader = Uploader(settings, self.link, http, wall_clock_ns=clock_ns)
-            self.uploader.on_freed = self._space_freed
-            self.uploader.track(self.spool)
-            for spool in self._adopt_leftovers():
-                self.uploader.track(spool)
-        self.recorder = Recorder(
-            settings,
-            self.spool,
-            lambda next_seq: BatchBuilder(self.producer_id, self.project, self.name, next_seq, clock_ns),
-            on_spooled=self._spooled,
-        )
-        self._losses = LossRecord(settings.spool_path, self.producer_id, self.project, self.name)
-        self.recorder.on_dropped = lambda stats, why: self._losses.update(
-            stats.points_dropped_spool_full + stats.points_dropped_queue_full, stats.batches_dropped_spool_full, why)
-        self._queue = self.recorder.queue  # log() appends here; the recorder drains it
-        self._wake_len = self.recorder.wake_len
-        self._queue.append(self.meta)
-        self._queue.append(self._status(run_pb2.RUN_STATE_RUNNING))
-        self.recorder.start()
-        if self.uploader is not None and self.link is not None:
-            self.link.watch(Topics.watched(self.project, self.name), self._watched)
-            self.uploader.start()
-            self.link.start()
-        process_hooks.watch(self)
+    @property
+    def link(self) -> MqttLink | None:
+        """The MQTT link of the run's session (None offline)."""
+        return self.session.link
+
+    @property
+    def uploader(self) -> Uploader | None:
+        """The uploader of the run's session (None offline)."""
+        return self.session.uploader
 
     # ------------------------------------------------------------------ logging (training thread)
     def log(self, data: Mapping[str, Any], step: int | None = None) -> None:
@@ -201,6 +181,8 @@ class Run:
         if len(queue) >= self._wake_len and self._backlog():
             return
         queue.append((step, t, values))
+        if self.recorder.idle:
+            self.recorder.resume()
 
     def log_histogram(self, key: str, values: Any, step: int | None = None, bins: int = 64) -> None:
         """Record the distribution of ``values`` (list, numpy array or torch tensor) at ``step``."""
@@ -272,6 +254,8 @@ class Run:
         if len(self._queue) >= self._wake_len and self._backlog():
             return
         self._queue.append(item)
+        if self.recorder.idle:
+            self.recorder.resume()
 
     # slow paths of log(), kept out of the hot path
     def _check_step(self, step: Any) -> int:
@@ -313,7 +297,7 @@ class Run:
             return
         self.link.watch(Topics.alerts(self.project, self.name), self._alerts.payload)
 
-    def _watched(self, payload: bytes) -> None:
+    def on_watched(self, payload: bytes) -> None:
         """The bridge's retained hint: a live page watches this run (paho's thread)."""
         try:
             hint_ms = int(payload.decode("ascii")) if payload else None
@@ -328,6 +312,11 @@ class Run:
             self._stop_reason = str(reason)
 
     @property
+    def finished(self) -> bool:
+        """``finish()`` ran (or the run belongs to the parent of this forked process)."""
+        return self._report is not None
+
+    @property
     def stop_requested(self) -> bool:
         return self._stop_reason is not None
 
@@ -336,53 +325,20 @@ class Run:
         return self._stop_reason
 
     # ------------------------------------------------------------------ background plumbing
-    def _status(self, state: int, reason: str = "") -> run_pb2.RunStatus:
-        recorder = getattr(self, "recorder", None)
+    def status_message(self, state: int, reason: str = "") -> run_pb2.RunStatus:
         return run_pb2.RunStatus(
             version=1, project=self.project, run=self.name, state=state, reason=reason,
-            updated_ns=self._time_ns(), producer_id=self.producer_id,
-            last_seq=recorder.stats.last_seq if recorder is not None else 0,
+            updated_ns=self._time_ns(), producer_id=self.producer_id, last_seq=self.recorder.stats.last_seq,
+            session=self.session.id,
         )
 
-    def _announce(self, link: MqttLink) -> None:
+    def announce(self, link: MqttLink) -> None:
         """On every (re)connect: retained metadata, and ``running`` again (a
         dropped connection may have set ``lost`` through the Last Will)."""
         link.publish(Topics.meta(self.project, self.name), self.meta.SerializeToString(), retain=True)
         if not self._closed:
             link.publish(Topics.status(self.project, self.name),
-                         self._status(run_pb2.RUN_STATE_RUNNING).SerializeToString(), retain=True)
-
-    def _on_commit(self, commit: run_pb2.Commit) -> None:
-        if self.uploader is not None:
-            self.uploader.on_commit(commit)
-
-    def _spooled(self) -> None:
-        if self.uploader is not None:
-            self.uploader.wake()
-
-    def _space_freed(self) -> None:
-        self.recorder.space_freed()
-
-    def _adopt_leftovers(self) -> list[Spool]:
-        adopted = []
-        for directory in list_producers(self.settings.spool_path):
-            if directory == self.spool.dir:
-                continue
-            try:
-                spool = Spool.adopt(directory)
-            except SpoolLocked:
-                continue
-            except OSError as exc:
-                log.warning("curvestream: cannot read leftover spool %s: %s", directory, exc)
-                continue
-            if spool.segments:
-                log.info("curvestream: replaying %d leftover segment(s) of %s/%s from %s",
-                         len(spool.segments), spool.project, spool.run, directory)
-                adopted.append(spool)
-            else:
-                spool.release()
-        self._adopted = adopted
-        return adopted
+                         self.status_message(run_pb2.RUN_STATE_RUNNING).SerializeToString(), retain=True)
 
     # ------------------------------------------------------------------ finishing
     def finish(self, status: str = "finished", reason: str = "") -> FinishReport:
@@ -405,27 +361,20 @@ class Run:
             if not reason and self._stop_reason is not None:
                 reason = f"stopped early: {self._stop_reason}"
             stall_s = self.settings.finish_timeout_ms / 1000
-            final_status = self._status(_STATES[status], reason)
+            final_status = self.status_message(_STATES[status], reason)
             self._queue.append(final_status)
             self.recorder.finish(max(1.0, stall_s))
-            left = 0
+            producers = [self.spool.producer_id] + [s.producer_id for s in self.adopted]
+            uploader = self.uploader
             why = "the run is offline"
-            if self.uploader is not None and self.link is not None:
-                why = wait_for_bridge(self.uploader, [self.spool, *self._adopted], self.settings, self._label,
+            if uploader is not None:
+                why = wait_for_bridge(uploader, [self.spool, *self.adopted], self.settings, self._label,
                                       self._finish_progress(), stall_s)
-                final_status.updated_ns = self._time_ns()
-                final_status.last_seq = self.recorder.stats.last_seq
-                self.link.publish_and_wait(Topics.status(self.project, self.name),
-                                           final_status.SerializeToString(), retain=True, timeout=2.0)
-                self.uploader.stop()
-                self.link.stop()
-                left = self.uploader.outstanding_batches()
-            else:
-                left = sum(s.records for s in self.spool.segments)
-            for spool in [self.spool, *self._adopted]:
-                if self.uploader is not None:
-                    spool.drop_committed(self.uploader._tracked[spool.producer_id].committed.covers)
-                spool.release()
+            final_status.updated_ns = self._time_ns()
+            final_status.last_seq = self.recorder.stats.last_seq
+            self.session.publish_status(self, final_status)
+            self._batches_rejected = uploader.rejected_batches(producers) if uploader is not None else 0
+            left = self.session.detach(self)
             self._alerts.stop()
             self._report = self._make_report(left, why)
             process_hooks.forget(self)
@@ -453,9 +402,9 @@ class Run:
             batches=rec.batches_sealed,
             points_dropped_queue_full=rec.points_dropped_queue_full,
             points_dropped_spool_full=rec.points_dropped_spool_full,
-            batches_rejected=self.uploader.stats.batches_rejected if self.uploader else 0,
+            batches_rejected=self._batches_rejected,
             batches_left_in_spool=left,
-            damaged_records=len(self.spool.damage) + sum(len(s.damage) for s in self._adopted),
+            damaged_records=len(self.spool.damage) + sum(len(s.damage) for s in self.adopted),
             spool_dir=str(self.settings.spool_path),
         )
         dropped = report.points_dropped_queue_full + report.points_dropped_spool_full
@@ -491,15 +440,13 @@ class Run:
         return f"<curvestream.Run {self.project}/{self.name} producer={self.producer_id.hex()[:8]}>"
 
     # ------------------------------------------------------------------ fork safety
-    def _after_fork_in_child(self) -> None:
+    def after_fork_in_child(self) -> None:
         """A DataLoader worker or any forked child: the parent owns the spool and
         the connection; the child logs nothing and touches neither."""
         self._closed = True
         self._forked = True
         self._report = FinishReport(0, 0, 0, 0, 0, 0, 0, 0, str(self.settings.spool_path))
         self.spool.forget_after_fork()
-        for spool in self._adopted:
+        for spool in self.adopted:
             spool.forget_after_fork()
-        if self.link is not None:
-            self.link.abandon_after_fork()
         self.recorder.forget_after_fork()

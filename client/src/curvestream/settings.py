@@ -162,12 +162,22 @@ class Settings:
             raise ValueError(f"unknown curvestream setting(s): {', '.join(sorted(unknown))}")
         return cls(**values)
 
+    def session_key(self) -> tuple:
+        """Runs whose settings have the same key share one session (one batching thread,
+        uploader and MQTT connection): the fields of where and how batches are sent.
+        The others (batching, queue, spool) stay each run's own."""
+        return tuple(getattr(self, name) for name in _SESSION_FIELDS)
+
     def mqtt_endpoint(self) -> "MqttEndpoint":
         return MqttEndpoint.parse(self.mqtt_url)
 
     @property
     def spool_path(self) -> pathlib.Path:
         return pathlib.Path(self.spool_dir)
+
+
+_SESSION_FIELDS = ("mode", "mqtt_url", "bridge_url", "write_token", "ack_timeout_ms", "max_inflight_batches",
+                   "fallback_after_ms", "mqtt_protocol", "mqtt_keepalive_s", "mqtt_ca_file", "mqtt_tls_insecure")
 
 
 def _parse(name: str, type_: Any, raw: str) -> Any:

@@ -24,14 +24,16 @@ import errno
 import fcntl
 import json
 import logging
+import ctypes
+import ctypes.util
 import os
 import pathlib
 import struct
 import threading
 import zlib
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
-__all__ = ["Spool", "SegmentInfo", "Damage", "iter_records", "list_producers", "SpoolLocked"]
+__all__ = ["Spool", "SegmentInfo", "Damage", "iter_records", "list_producers", "SpoolLocked", "sync_spools"]
 
 log = logging.getLogger("curvestream.spool")
 
@@ -271,6 +273,9 @@ class Spool:
         if fd is not None:
             os.fsync(fd)
 
+    def _open_fd(self) -> int | None:
+        return self._fd
+
     def rotate_if_due(self, now: float, max_bytes: int, max_age_s: float) -> None:
         with self._lock:
             seg = self.segments[-1] if self.segments else None
@@ -383,6 +388,41 @@ class Spool:
         self._fd = None
         self._lock_fd = None
         self._lock = threading.Lock()
+
+
+_syncfs: Callable[[int], int] | None | bool = False  # False: not looked up yet
+
+
+def _syncfs_function() -> Callable[[int], int] | None:
+    """Linux's syncfs(2), or None where there is none."""
+    global _syncfs
+    if _syncfs is False:
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            _syncfs = libc.syncfs
+        except (OSError, AttributeError):
+            _syncfs = None
+    return _syncfs  # type: ignore[return-value]
+
+
+def sync_spools(spools: Iterable[Spool]) -> None:
+    """Make what was appended to these spools durable: one ``fsync`` for a single
+    open segment, one ``syncfs`` per filesystem for several (Linux), since an fsync
+    each costs one disk flush each (100 of them ~280 ms on a virtual disk, against
+    ~12 ms for one syncfs; bench/README.md)."""
+    fds = [fd for fd in (s._open_fd() for s in spools) if fd is not None]
+    syncfs = _syncfs_function() if len(fds) > 1 else None
+    if syncfs is None:
+        for fd in fds:
+            os.fsync(fd)
+        return
+    by_device: dict[int, int] = {}
+    for fd in fds:
+        by_device.setdefault(os.fstat(fd).st_dev, fd)
+    for fd in by_device.values():
+        if syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
 
 
 def _fsync_dir(path: pathlib.Path) -> None:

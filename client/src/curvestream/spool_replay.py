@@ -19,14 +19,15 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from curvestream_wire.seqset import SeqSet
+from curvestream_wire.topics import Topics
+from curvestream_wire.v1 import batch_pb2, run_pb2
+
+from curvestream.delivery import Delivery
 from curvestream.http_fallback import BridgeHttp, Permanent, Retryable
 from curvestream.mqtt import MqttLink
-from curvestream_wire.topics import Topics
 from curvestream.settings import Settings
 from curvestream.spool import Spool, SpoolLocked, list_producers
-from curvestream.uploader import Uploader
-from curvestream_wire.seqset import SeqSet
-from curvestream_wire.v1 import batch_pb2, run_pb2
 
 __all__ = ["sync_spool", "spool_status"]
 
@@ -97,26 +98,20 @@ def sync_spool(settings: Settings, timeout_s: float = 600.0,
         return report
     unfinished = {s.producer_id: (s.project, s.run) for s in spools if _final_state(s) not in _TERMINAL}
     total = sum(s.records for sp in spools for s in sp.segments)
-    http = BridgeHttp(settings.bridge_url, settings.write_token) if settings.bridge_url else None
-    uploader: Uploader
-    link = MqttLink(settings, f"cs-sync-{os.getpid()}-{os.urandom(3).hex()}",
-                    on_commit=lambda c: uploader.on_commit(c))
-    uploader = Uploader(settings, link, http)
+    delivery = Delivery(settings, f"cs-sync-{os.getpid()}-{os.urandom(3).hex()}")
+    uploader, link, http = delivery.uploader, delivery.link, delivery.http
     for spool in spools:
-        uploader.track(spool)
-    link.start()
-    uploader.start()
+        delivery.track(spool)
+    delivery.start()
     show = progress("curvestream sync", total) if progress is not None else None
     ok = uploader.wait_committed([s.producer_id for s in spools], time.monotonic() + timeout_s, show)
     marked_lost: set[bytes] = set()
     for producer, (project, run) in unfinished.items():
         if (ok or uploader.outstanding_batches() == 0) and _mark_lost(project, run, producer, link, http):
             marked_lost.add(producer)
-    uploader.stop()
-    link.stop()
+    delivery.stop()
     for spool in spools:
-        tracked_committed = uploader._tracked[spool.producer_id].committed
-        spool.drop_committed(tracked_committed.covers)
+        spool.drop_committed(delivery.untrack(spool.producer_id).covers)
         report["runs"].append({"project": spool.project, "run": spool.run, "producer": spool.producer_id.hex(),
                                "left_batches": sum(s.records for s in spool.segments),
                                "marked_lost": spool.producer_id in marked_lost})

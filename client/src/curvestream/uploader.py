@@ -1,13 +1,12 @@
 """Where spooled batches go out, and where they are let go.
 
 One daemon thread (``curvestream-uploader``) reads records from every tracked
-spool in seq order and hands them to the best exporter (:mod:`.exporters`):
-
-- MQTT while the broker is connected (QoS 1, at most ``max_inflight_batches``
-  uncommitted at once);
-- HTTP to the bridge's ingest endpoint when the broker has been unreachable for
-  ``fallback_after_ms`` and a bridge URL is set;
-- nothing otherwise: the spool simply grows on disk.
+spool (all the runs of a process, and the leftovers of dead ones) in seq order
+and hands them to the exporter its channel policy chooses (:mod:`.channels`,
+:mod:`.exporters`), at most ``max_inflight_batches`` uncommitted per spool; it
+knows an exporter by ``export()`` and its three outcomes only. With no exporter
+to take them, the batches wait in the spool. A spool is read only when
+something is new in it (appended, committed, to be sent again).
 
 A batch leaves the spool only when a ``Commit`` from the bridge names it. When
 no commit at all arrives for ``ack_timeout_ms`` (a bridge or broker restart, a
@@ -24,49 +23,47 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import enum
 import logging
 import threading
 import time
 from typing import Callable
 
 from curvestream_wire.backoff import Backoff
-
-from curvestream import notices
-from curvestream.http_fallback import BridgeHttp
-from curvestream.exporters import ExportResult, Exporter, HttpExporter, MqttExporter
-from curvestream.mqtt import MqttLink
-from curvestream_wire.topics import Topics
 from curvestream_wire.seqset import SeqSet
-from curvestream.settings import Settings
-from curvestream.spool import RECORD_HEAD_SIZE, Spool
+from curvestream_wire.topics import Topics
 from curvestream_wire.v1 import batch_pb2, run_pb2
 
-__all__ = ["Uploader", "Channel", "UploadStats"]
+from curvestream.channels import FallbackPolicy
+from curvestream.exporters import ExportResult, Exporter
+from curvestream.settings import Settings
+from curvestream.spool import RECORD_HEAD_SIZE, Spool
+
+__all__ = ["Uploader", "UploadStats"]
 
 log = logging.getLogger("curvestream.uploader")
 
 CLOCK_WARN_S = 300.0  # the bridge's default clock_skew_tolerance_s
 
 
-class Channel(enum.Enum):
-    NONE = "none"
-    MQTT = "mqtt"
-    HTTP = "http"
-
-
 @dataclasses.dataclass
 class UploadStats:
-    batches_sent_mqtt: int = 0
-    batches_sent_http: int = 0
+    batches_sent: dict[str, int] = dataclasses.field(default_factory=dict)  # by exporter name
     batches_committed: int = 0
     batches_rejected: int = 0
     resends: int = 0
-    http_errors: int = 0
+    export_errors: int = 0
     last_error: str = ""
     clock_behind_s: float = 0.0  # the bridge's clock minus this machine's, at the last commit (network delay included)
     points_dropped: int = 0  # points of stored batches the store left out on purpose (e.g. its retention policy)
     dropped_reasons: list[str] = dataclasses.field(default_factory=list)  # why, each reason once
+
+    @property
+    def batches_sent_mqtt(self) -> int:
+        return self.batches_sent.get("mqtt", 0)
+
+    @property
+    def batches_sent_http(self) -> int:
+        return self.batches_sent.get("http", 0)
 
 
 @dataclasses.dataclass
@@ -82,6 +79,9 @@ class _Tracked:
     newest_committed_sent: float = float("-inf")  # send time of the newest batch a commit took
     stalls: int = 0  # ack timeouts in a row without any commit
     commit_gap: float = 0.0  # time between commits lately (a decaying maximum), seconds
+    wall_clock_ns: Callable[[], int] | None = None  # the clock of the run that spools here (its send times)
+    unsent: bool = True  # the spool may hold batches not yet sent: read it in the next round
+    freeable: bool = False  # commits arrived: closed segments may be deleted
 
     def outstanding(self) -> list[tuple[int, int]]:
         """Uncommitted (first, last) seq ranges, segment by segment."""
@@ -97,17 +97,20 @@ class _Tracked:
 
 
 class Uploader:
+    """``policy`` picks the exporter of each round; ``tick`` (if any) is called at the start of
+    every round on the uploader's thread (the owner's chance to tend its connection)."""
+
     def __init__(
         self,
         settings: Settings,
-        link: MqttLink | None,
-        http: BridgeHttp | None,
+        policy: FallbackPolicy,
         clock: Callable[[], float] = time.monotonic,
         wall_clock_ns: Callable[[], int] = time.time_ns,
+        tick: Callable[[], None] | None = None,
     ) -> None:
         self.settings = settings
-        self.link = link
-        self.http = http
+        self.policy = policy
+        self._tick = tick
         self.stats = UploadStats()
         self._clock = clock
         self._wall_clock_ns = wall_clock_ns
@@ -117,29 +120,41 @@ class Uploader:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._channel = Channel.NONE
-        self._exporters: dict[Channel, Exporter] = {}
-        if link is not None:
-            self._exporters[Channel.MQTT] = MqttExporter(link)
-        if http is not None:
-            self._exporters[Channel.HTTP] = HttpExporter(http, self.on_commit)
-        self._http_retry_at = 0.0
-        self._http_backoff = Backoff(initial_s=0.5, max_s=10.0)
+        self._exporter: Exporter | None = None
+        self._retry_at = 0.0  # the current exporter failed: not before then
+        self._backoff = Backoff(initial_s=0.5, max_s=10.0)
         self._lock = threading.Lock()
         self.progress = threading.Condition()
-        self.on_freed: Callable[[], None] | None = None  # spool space was freed
+        self.on_freed: Callable[[list[Spool]], None] | None = None  # these spools' space was freed
+        self.on_event: Callable[[str, str, str], None] | None = None
+        """Told on the uploader's thread what a user may want to hear, as (event, exporter name,
+        detail): ``fallback`` when the policy turns to its fallback exporter, ``waiting`` in each
+        round no exporter takes batches, ``failed`` when an export failed and waits for a retry."""
 
     # ------------------------------------------------------------------ wiring
-    def track(self, spool: Spool) -> None:
+    def track(self, spool: Spool, wall_clock_ns: Callable[[], int] | None = None) -> None:
+        """Send this spool's batches; ``wall_clock_ns``: the clock its run dates points by
+        (the send time is taken from it), the uploader's own by default."""
+        tracked = _Tracked(spool, Topics.points(spool.project, spool.run), wall_clock_ns=wall_clock_ns)
         with self._lock:
-            self._tracked[spool.producer_id] = _Tracked(spool, Topics.points(spool.project, spool.run))
-        if self.link is not None:
-            self.link.watch_commits(spool.producer_id)
+            self._tracked = {**self._tracked, spool.producer_id: tracked}
         self.wake()
 
-    def untrack(self, producer_id: bytes) -> None:
+    def untrack(self, producer_id: bytes) -> SeqSet:
+        """Stop sending this producer's spool; returns what the bridge committed of it."""
         with self._lock:
-            self._tracked.pop(producer_id, None)
+            tracked = self._tracked.get(producer_id)
+            self._tracked = {p: t for p, t in self._tracked.items() if p != producer_id}
+        return tracked.committed if tracked is not None else SeqSet()
+
+    def spooled(self, producer_ids: list[bytes]) -> None:
+        """New batches in these spools (the flush loop, after its sync)."""
+        tracked = self._tracked
+        for producer_id in producer_ids:
+            t = tracked.get(producer_id)
+            if t is not None:
+                t.unsent = True
+        self._wake.set()
 
     def on_commit(self, commit: run_pb2.Commit) -> None:
         """Thread-safe: called by paho's thread or after an HTTP answer."""
@@ -156,10 +171,15 @@ class Uploader:
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
         self._wake.set()
-        if self._thread is not None:
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
-        for exporter in self._exporters.values():
+        for exporter in self.policy.exporters:
             exporter.shutdown(timeout)
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: the parent's thread does not exist here."""
+        self._thread = None
+        self._stop.set()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -168,61 +188,73 @@ class Uploader:
             except Exception:  # noqa: BLE001 - log and go on; never die silently
                 log.exception("curvestream: uploader round failed")
                 self._stop.wait(0.5)
-            self._wake.wait(0.1)
+            self._wake.wait(self._idle_wait())
             self._wake.clear()
+
+    def _idle_wait(self) -> float:
+        """Seconds until the next round unless woken: timers (ack timeouts, a backoff, the
+        fallback) want a look now and then; with nothing in flight, rarely."""
+        busy = any(t.inflight or t.unsent for t in self._tracked.values())
+        return 0.25 if busy or self._exporter is None else 1.0
 
     # ------------------------------------------------------------------ queries
     def is_committed(self, producer_id: bytes, first: int, last: int) -> bool:
         tracked = self._tracked.get(producer_id)
         return tracked is not None and tracked.committed.covers(first, last)
 
-    def outstanding_batches(self) -> int:
-        return sum(tracked.uncommitted() for tracked in list(self._tracked.values()))
+    def outstanding_batches(self, producer_ids: list[bytes] | None = None) -> int:
+        """Batches not yet committed, of these producers (all when None)."""
+        tracked = self._tracked
+        wanted = tracked.values() if producer_ids is None else [tracked[p] for p in producer_ids if p in tracked]
+        return sum(t.uncommitted() for t in wanted)
+
+    def rejected_batches(self, producer_ids: list[bytes]) -> int:
+        """Batches of these producers the bridge refused for good."""
+        tracked = self._tracked
+        return sum(len(tracked[p].rejected) for p in producer_ids if p in tracked)
 
     @property
-    def channel(self) -> Channel:
-        return self._channel
+    def channel(self) -> str | None:
+        """The name of the exporter batches go to now (None: they wait in the spool)."""
+        return self._exporter.name if self._exporter is not None else None
 
     # ------------------------------------------------------------------ one round
     def pump(self) -> None:
         now = self._clock()
-        if self.link is not None:
-            self.link.poll()
+        if self._tick is not None:
+            self._tick()
         self._apply_commits()
         tracked = list(self._tracked.values())
-        freed = sum(t.spool.drop_committed(t.committed.covers) for t in tracked)
-        if freed and self.on_freed is not None:
-            self.on_freed()
-        channel = self._choose_channel(now)
-        if channel is not self._channel:
-            if channel is not Channel.NONE:
-                log.info("curvestream: sending over %s", channel.value)
-            if channel is Channel.HTTP and self.link is not None:
-                notices.fallback(self.settings, self.link.last_error)
-            self._channel = channel
+        freed_by: list[Spool] = []
+        for t in tracked:
+            if t.freeable:
+                t.freeable = False
+                if t.spool.drop_committed(t.committed.covers):
+                    freed_by.append(t.spool)
+        if freed_by and self.on_freed is not None:
+            self.on_freed(freed_by)
+        exporter = self.policy.choose(now)
+        if exporter is not self._exporter:
+            if exporter is not None:
+                log.info("curvestream: sending over %s", exporter.name)
+                if exporter is self.policy.fallback:
+                    self._tell("fallback", exporter.name, "")
+            self._exporter = exporter
+            self._retry_at = 0.0
+            self._backoff.reset()
             for t in tracked:
                 self._rewind(t)
-        if channel is Channel.NONE:
-            if self.link is not None and (now - self.link.down_since) * 1000 >= max(self.settings.fallback_after_ms,
-                                                                                  5000):
-                notices.unreachable(self.settings, self.link.last_error)  # and no bridge URL to fall back on
+        if exporter is None:
+            self._tell("waiting", "", "")
             return
-        if channel is Channel.HTTP and now < self._http_retry_at:
+        if now < self._retry_at:
             return
         timeout = self.settings.ack_timeout_ms / 1000
+        window = self.settings.max_inflight_batches
         for t in tracked:
             self._resend_lost(t, now, timeout)
-            if not self._send_from(t, channel, now):
+            if t.unsent and len(t.inflight) < window and not self._send_from(t, exporter, now):
                 break
-
-    def _choose_channel(self, now: float) -> Channel:
-        if self.link is not None and self.link.connected:
-            return Channel.MQTT
-        if self.http is not None:
-            down_for = now - self.link.down_since if self.link is not None else float("inf")
-            if down_for * 1000 >= self.settings.fallback_after_ms:
-                return Channel.HTTP
-        return Channel.NONE
 
     def _resend_lost(self, t: _Tracked, now: float, timeout: float) -> None:
         if not t.inflight:
@@ -241,11 +273,20 @@ class Uploader:
             for seq in overtaken:
                 del t.inflight[seq]
             t.cursor = None
+            t.unsent = True
 
     @staticmethod
     def _rewind(t: _Tracked) -> None:
         t.cursor = None
         t.inflight.clear()
+        t.unsent = True
+
+    def _tell(self, event: str, exporter: str, detail: str) -> None:
+        if self.on_event is not None:
+            try:
+                self.on_event(event, exporter, detail)
+            except Exception:  # noqa: BLE001 - a notice never stops the uploads
+                log.exception("curvestream: telling %s failed", event)
 
     def _apply_commits(self) -> None:
         changed = False
@@ -272,6 +313,7 @@ class Uploader:
             if tracked.progress_at:
                 tracked.commit_gap = max(arrived - tracked.progress_at, 0.9 * tracked.commit_gap)
             tracked.progress_at, tracked.stalls = max(tracked.progress_at, arrived), 0
+            tracked.freeable = True
             for seq in [s for s in tracked.inflight if s in tracked.committed]:
                 tracked.newest_committed_sent = max(tracked.newest_committed_sent, tracked.inflight.pop(seq))
                 self.stats.batches_committed += 1
@@ -290,8 +332,8 @@ class Uploader:
                         "times of points from a clock that far off (docs/clock-skew.md)",
                         abs(self.stats.clock_behind_s), "behind" if self.stats.clock_behind_s > 0 else "ahead of")
 
-    def _send_from(self, t: _Tracked, channel: Channel, now: float) -> bool:
-        """Send what the window allows; False when the channel failed (stop this round)."""
+    def _send_from(self, t: _Tracked, exporter: Exporter, now: float) -> bool:
+        """Send what the window allows; False when the exporter failed (stop this round)."""
         window = self.settings.max_inflight_batches
         segments = t.spool.snapshot()
         start = 0
@@ -304,46 +346,46 @@ class Uploader:
                 if seq in t.committed or seq in t.inflight:
                     t.cursor = (seg.first_seq, pos + RECORD_HEAD_SIZE + len(payload))
                     continue
-                if channel is Channel.MQTT and len(t.inflight) >= window:
+                if len(t.inflight) >= window:
                     return True
-                if not self._send_one(t, channel, seq, payload, now):
+                if not self._send_one(t, exporter, seq, payload, now):
                     return False
                 t.cursor = (seg.first_seq, pos + RECORD_HEAD_SIZE + len(payload))
             if not seg.closed:
-                return True
+                break
+        t.unsent = False  # read to the end: nothing more until the next append, commit or rewind
         return True
 
-    def _send_one(self, t: _Tracked, channel: Channel, seq: int, payload: bytes, now: float) -> bool:
-        """Hand one batch to the channel's exporter; False when the channel failed."""
-        outcome = self._exporters[channel].export(t.topic, payload + self._sent_now())
+    def _send_one(self, t: _Tracked, exporter: Exporter, seq: int, payload: bytes, now: float) -> bool:
+        """Hand one batch to the exporter; False when it failed (it is tried again after a backoff)."""
+        outcome = exporter.export(t.topic, payload + self._sent_now(t.wall_clock_ns or self._wall_clock_ns))
         if outcome.result is ExportResult.SUCCESS:
-            if channel is Channel.MQTT:
-                t.inflight[seq] = now
-                self.stats.batches_sent_mqtt += 1
-            else:
-                self._http_backoff.reset()
-                self.stats.batches_sent_http += 1
+            t.inflight[seq] = now
+            self.stats.batches_sent[exporter.name] = self.stats.batches_sent.get(exporter.name, 0) + 1
+            self._backoff.reset()
+            if self._commits:  # an exporter that answers with the commit (a direct write)
                 self._apply_commits()
             return True
         if outcome.result is ExportResult.PERMANENT:
             t.rejected.add(seq, seq)
             t.committed.add(seq, seq)
+            t.freeable = True
             self.stats.batches_rejected += 1
             log.error("curvestream: the bridge rejected batch %d for good: %s", seq, outcome.detail)
             return True
-        if channel is Channel.HTTP:
-            self.stats.http_errors += 1
-            self.stats.last_error = outcome.detail
-            delay = self._http_backoff.next_delay(outcome.retry_after_s)
-            self._http_retry_at = now + delay
-            log.debug("curvestream: direct write failed, retrying in %.1fs: %s", delay, outcome.detail)
-            notices.unreachable(self.settings, outcome.detail)
+        self.stats.export_errors += 1
+        self.stats.last_error = outcome.detail
+        delay = self._backoff.next_delay(outcome.retry_after_s)
+        self._retry_at = now + delay
+        log.debug("curvestream: %s export failed, retrying in %.1fs: %s", exporter.name, delay, outcome.detail)
+        self._tell("failed", exporter.name, outcome.detail)
         return False
 
-    def _sent_now(self) -> bytes:
+    @staticmethod
+    def _sent_now(wall_clock_ns: Callable[[], int]) -> bytes:
         """The send time as a serialized ``sent_ns`` field: appended to a spooled batch, it sets
         that field (protobuf merges concatenated messages), without decoding the batch."""
-        return batch_pb2.Batch(sent_ns=self._wall_clock_ns()).SerializeToString()
+        return batch_pb2.Batch(sent_ns=wall_clock_ns()).SerializeToString()
 
     # ------------------------------------------------------------------ waiting
     def wait_committed(self, producer_ids: list[bytes], deadline: float = float("inf"),

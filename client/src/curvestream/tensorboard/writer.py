@@ -28,6 +28,7 @@ import socket
 import time
 from typing import Any, Mapping
 
+from curvestream.factory import start_run
 from curvestream.identity import Identity, resolve
 from curvestream.run import Run
 from curvestream.settings import Settings
@@ -103,8 +104,8 @@ class SummaryWriter:
         self._clock = PinnableClock()
         project = project or default_project
         identity = resolve(project, run or default_run, self._settings, id=id, resume=resume)
-        self.run = Run(project, identity.id, config=config, settings=self._settings, clock_ns=self._clock,
-                       identity=identity)
+        self.run = start_run(project, identity.id, config=config, settings=self._settings, clock_ns=self._clock,
+                             identity=identity)
         self._sub_runs: dict[str, Run] = {}
         self._warned: set[str] = set()
         # tensorboardX's write_to_disk=False means "no event files": the tee is off then
@@ -144,8 +145,8 @@ class SummaryWriter:
         sub = self._sub_runs.get(suffix)
         if sub is None:
             identity = Identity(f"{self.run.name}/{suffix}", f"{self.run.display_name}/{suffix}")
-            sub = self._sub_runs[suffix] = Run(self.run.project, identity.id, settings=self._settings,
-                                               clock_ns=self._clock, identity=identity)
+            sub = self._sub_runs[suffix] = start_run(self.run.project, identity.id, settings=self._settings,
+                                                     clock_ns=self._clock, identity=identity)
         return sub
 
     # ------------------------------------------------------------------ histograms and text
