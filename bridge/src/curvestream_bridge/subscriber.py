@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import Callable
 
 from curvestream_wire.mqtt import Callbacks, MqttConnection, MqttEndpoint, SessionOptions
 from curvestream_wire.topics import Topics
@@ -22,6 +23,7 @@ from curvestream_bridge.client_id import TakeoverWatch
 from curvestream_bridge.ingest import Ingest, Kind, Message
 from curvestream_bridge.metrics import MQTT_CONNECTED, MQTT_DISCONNECTS, MQTT_TAKEOVERS, REJECTED, Metrics
 from curvestream_bridge.ratelog import RateLimitedLog
+from curvestream_bridge.sessions import SessionRuns
 from curvestream_bridge.settings import BridgeSettings
 
 __all__ = ["Subscriber"]
@@ -57,6 +59,7 @@ class Subscriber:
         self._connection = 0  # counts connections: what a message's acknowledgement belongs to
         self._stopped = threading.Event()
         self._supervisor: threading.Thread | None = None
+        self.sessions = SessionRuns()
         metrics.gauge_fn(MQTT_CONNECTED, lambda: 1.0 if self._connected.is_set() else 0.0)
 
     @property
@@ -85,7 +88,7 @@ class Subscriber:
             points = f"$share/{self.settings.mqtt_shared_group}/{points}"
         elif self.settings.mqtt_shared_group:
             log.warning("curvestream bridge: shared subscriptions need MQTT 5; subscribing without sharing")
-        return [points, Topics.META_FILTER, Topics.STATUS_FILTER]
+        return [points, Topics.META_FILTER, Topics.STATUS_FILTER, Topics.SESSION_FILTER]  # sessions after the runs
 
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
         if reason_code.is_failure:
@@ -127,6 +130,9 @@ class Subscriber:
                 except Exception:  # noqa: BLE001 - the connection may be gone; the broker re-sends
                     pass
 
+        if parsed is None and Topics.parse_session(message.topic) is not None:
+            self._session_status(message.payload, ack, bool(message.retain))
+            return
         if parsed is None or parsed[2] not in (Kind.POINTS, Kind.STATUS, Kind.META):
             self.metrics.inc(REJECTED, reason="bad_topic")
             ack()
@@ -135,14 +141,44 @@ class Subscriber:
         if leaf != Kind.POINTS and not message.payload:
             ack()  # a cleared retained message
             return
-        msg = Message(leaf, message.payload, "mqtt", (project, run), ack=ack, received_ns=time.time_ns(),
-                      retained=bool(message.retain))
+        retained = bool(message.retain)
+        then = self._run_status(project, run, message.payload) if leaf == Kind.STATUS else []
+        self._submit(Message(leaf, message.payload, "mqtt", (project, run), ack=ack, received_ns=time.time_ns(),
+                             retained=retained))
+        for status in then:
+            self._submit(Message(Kind.STATUS, status.SerializeToString(), "mqtt", (project, run),
+                                 received_ns=time.time_ns(), retained=retained))
+
+    def _submit(self, msg: Message) -> None:
         while not self._stopped.is_set():
             try:
                 self.ingest.submit(msg, timeout=1.0)
                 return
             except Exception:  # queue.Full: keep the broker waiting (backpressure)  # noqa: BLE001
                 continue
+
+    def _run_status(self, project: str, run: str, payload: bytes) -> list[run_pb2.RunStatus]:
+        status = run_pb2.RunStatus()
+        try:
+            status.ParseFromString(payload)
+        except Exception:  # noqa: BLE001 - ingest rejects it and says why
+            return []
+        return self.sessions.run_status(project, run, status)
+
+    def _session_status(self, payload: bytes, ack: Callable[[], None], retained: bool) -> None:
+        """A session's status (sessions.py): its Will becomes ``lost`` for each of its runs still
+        running, each submitted like a status of its own; acknowledged once they are queued."""
+        status = run_pb2.RunStatus()
+        try:
+            status.ParseFromString(payload)
+        except Exception:  # noqa: BLE001 - a foreign payload
+            self.metrics.inc(REJECTED, reason="undecodable")
+            ack()
+            return
+        for lost in self.sessions.session_status(status) if payload else []:
+            self._submit(Message(Kind.STATUS, lost.SerializeToString(), "mqtt", (lost.project, lost.run),
+                                 received_ns=time.time_ns(), retained=retained))
+        ack()
 
     # ------------------------------------------------------------------ commits back to trainers, alerts
     def publish(self, topic: str, payload: bytes, retain: bool = False) -> None:
