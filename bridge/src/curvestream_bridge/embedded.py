@@ -9,6 +9,15 @@ lost to the broker and sent again from the trainer's spool. Here a delivery
 waits for its PUBACK as long as the connection lives, as MQTT 3.1.1 has it
 (the keep-alive ends a dead connection; the session then re-sends). amqtt's own
 log lines go through :mod:`curvestream_bridge.library_logs`.
+
+amqtt 0.12 reads an MQTT 5 CONNECT as if it were 3.1.1; one that carries a
+Will (every trainer's) fails that reading ("Will flag set, but will
+topic/message not present in payload") and the connection is closed without
+an answer, so a client waited for its CONNACK timeout before trying 3.1.1, and
+a trainer killed meanwhile was never known to the bridge. Here the protocol
+level is read first: anything but 3.1.1 gets a CONNACK "unacceptable protocol
+version" at once, which an MQTT 5 client takes as "speak 3.1.1"
+(:mod:`curvestream_wire.mqtt`).
 """
 
 from __future__ import annotations
@@ -17,27 +26,56 @@ import asyncio
 import logging
 import threading
 
-__all__ = ["EmbeddedBroker", "patient_handler"]
+__all__ = ["EmbeddedBroker", "patient_handler", "protocol_level"]
+
+MQTT_311_LEVEL = 4
+CONNACK_UNACCEPTABLE_PROTOCOL = b"\x20\x02\x00\x01"  # CONNACK, no session, return code 1
+
+
+def protocol_level(packet: bytes) -> int | None:
+    """The protocol level of a whole CONNECT packet (fixed header included), None if it is not one.
+
+    >>> protocol_level(bytes([0x10, 10, 0, 4]) + b"MQTT" + bytes([5, 2, 0, 60]))
+    5
+    >>> protocol_level(bytes([0x30, 2, 0, 0])) is None
+    True
+    """
+    if not packet or packet[0] >> 4 != 1:
+        return None
+    at = 1
+    while at < len(packet) and packet[at] & 0x80:  # the remaining length's bytes
+        at += 1
+    at += 1
+    if len(packet) < at + 2:
+        return None
+    name_len = int.from_bytes(packet[at:at + 2], "big")
+    level_at = at + 2 + name_len
+    return packet[level_at] if level_at < len(packet) else None
 
 log = logging.getLogger("curvestream.bridge.broker")
 
 
 def patient_handler() -> bool:
-    """Make amqtt's broker wait for a subscriber's PUBACK without a deadline.
+    """Make amqtt's broker wait for a subscriber's PUBACK without a deadline, and answer
+    an MQTT 5 CONNECT at once (see the module's docstring).
 
     amqtt builds its protocol handlers from the module-level name
     ``amqtt.broker.BrokerProtocolHandler`` and has no setting for the wait: the
     name is pointed at a subclass whose outgoing QoS 1 flow has no timeout.
     False (and amqtt unchanged) when amqtt is not the version this was written for."""
     import amqtt.broker
+    from amqtt.adapters import BufferReader
+    from amqtt.errors import MQTTError
     from amqtt.mqtt.constants import QOS_1
     from amqtt.mqtt.protocol.broker_handler import BrokerProtocolHandler
     from amqtt.session import OUTGOING
 
     if getattr(amqtt.broker.BrokerProtocolHandler, "curvestream_patient", False):
         return True
-    if not all(hasattr(BrokerProtocolHandler, n) for n in ("_handle_qos1_message_flow", "_send_packet")):
-        log.warning("curvestream: this amqtt has no _handle_qos1_message_flow; its 5 s PUBACK timeout stays")
+    if not all(hasattr(BrokerProtocolHandler, n) for n in ("_handle_qos1_message_flow", "_send_packet",
+                                                           "init_from_connect")):
+        log.warning("curvestream: this amqtt is not the one the embedded broker was made for: its 5 s PUBACK "
+                    "timeout stays, and MQTT 5 clients wait before they fall back to 3.1.1")
         return False
 
     class PatientBrokerProtocolHandler(BrokerProtocolHandler):
@@ -62,8 +100,36 @@ def patient_handler() -> bool:
                 self._puback_waiters.pop(app_message.packet_id, None)
                 self.session.inflight_out.pop(app_message.packet_id, None)
 
+        @classmethod
+        async def init_from_connect(cls, reader, writer, plugins_manager, loop=None):  # noqa: ANN001, ANN206
+            """Refuse a protocol other than 3.1.1 at once, before amqtt reads the CONNECT as 3.1.1."""
+            packet = await _read_packet(reader)
+            level = protocol_level(packet)
+            if level is not None and level != MQTT_311_LEVEL:
+                writer.write(CONNACK_UNACCEPTABLE_PROTOCOL)
+                await writer.drain()
+                await writer.close()
+                raise MQTTError(f"MQTT protocol level {level}: this broker speaks MQTT 3.1.1 (refused at once)")
+            return await super().init_from_connect(BufferReader(packet), writer, plugins_manager, loop=loop)
+
     amqtt.broker.BrokerProtocolHandler = PatientBrokerProtocolHandler
     return True
+
+
+async def _read_packet(reader) -> bytes:  # noqa: ANN001
+    """One whole MQTT packet from an amqtt reader: the fixed header, then what its length says."""
+    from amqtt.codecs_amqtt import read_or_raise
+
+    head = bytearray(await read_or_raise(reader, 1))
+    length, multiplier = 0, 1
+    for _ in range(4):
+        byte = (await read_or_raise(reader, 1))[0]
+        head.append(byte)
+        length += (byte & 0x7F) * multiplier
+        if not byte & 0x80:
+            break
+        multiplier *= 128
+    return bytes(head) + (await read_or_raise(reader, length) if length else b"")
 
 
 class _QuietPayload(bytes):

@@ -35,6 +35,9 @@ Protocol = Literal["auto", "5", "3.1.1"]
 
 _UNSUPPORTED_PROTOCOL = {1, 132}
 
+_SPEAKS_311: set[tuple[str, int]] = set()
+"""Brokers (host, port) this process found to speak MQTT 3.1.1 only."""
+
 
 @dataclasses.dataclass(frozen=True)
 class MqttEndpoint:
@@ -174,7 +177,8 @@ class MqttConnection:
         self.options = options
         self._callbacks = callbacks
         self._requested = protocol
-        self._protocol = paho.MQTTv311 if protocol == "3.1.1" else paho.MQTTv5
+        speaks_311 = protocol == "3.1.1" or (protocol == "auto" and (endpoint.host, endpoint.port) in _SPEAKS_311)
+        self._protocol = paho.MQTTv311 if speaks_311 else paho.MQTTv5
         self._clock = clock
         self._lock = threading.Lock()
         self.handshake = HandshakeWatch(clock, options.connack_timeout_s)
@@ -237,6 +241,10 @@ class MqttConnection:
 
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
         self.handshake.connack(reason_code)
+        if self.handshake.refused and self._requested == "auto":
+            # the owner switches to 3.1.1 with a new client: this one's thread ends now, not after
+            # its reconnect delay (the switch waits for it)
+            client.disconnect()
         if self._callbacks.on_connect is not None:
             self._callbacks.on_connect(client, userdata, flags, reason_code, properties)
 
@@ -247,6 +255,7 @@ class MqttConnection:
         self.handshake = HandshakeWatch(self._clock, self.options.connack_timeout_s)
         self._discard(self.client)
         self._protocol = paho.MQTTv311
+        _SPEAKS_311.add((self.endpoint.host, self.endpoint.port))  # the next connection of this process knows
         log.info("curvestream: broker %s:%s does not speak MQTT 5; using MQTT 3.1.1 (%s)",
                  self.endpoint.host, self.endpoint.port, self.options.client_id)
         self.start()
