@@ -279,3 +279,53 @@ def test_a_clock_far_behind_the_bridges_is_reported_once(tmp_path, caplog):
     assert up.stats.clock_behind_s == year_ns / 1e9
     warnings = [r.getMessage() for r in caplog.records if "clock" in r.getMessage()]
     assert len(warnings) == 1 and "31536000 s behind the bridge's" in warnings[0]
+
+
+class ScriptedExporter:
+    """Any exporter: the uploader knows it by ``export()`` and its three outcomes only."""
+
+    name = "pigeon"
+
+    def __init__(self, outcomes: list) -> None:
+        self.outcomes = outcomes
+        self.sent: list[int] = []
+
+    def export(self, topic: str, payload: bytes):  # noqa: ANN201
+        from curvestream.exporters import SUCCESS
+
+        outcome = self.outcomes.pop(0) if self.outcomes else SUCCESS
+        self.sent.append(batch_pb2.Batch.FromString(payload).seq)
+        return outcome
+
+    def down_since(self) -> float | None:
+        return None
+
+    def shutdown(self, timeout: float = 2.0) -> None:
+        pass
+
+
+def test_an_injected_exporter_gets_batches_and_its_three_outcomes_decide_their_fate(tmp_path):
+    from curvestream.exporters import ExportResult, Outcome
+
+    clock = Clock()
+    spool = Spool.create(tmp_path, PID, "p", "r")
+    for seq in range(1, 5):
+        spool.append(seq, batch_pb2.Batch(seq=seq).SerializeToString(), now=0)
+    spool.close_for_writing()
+    pigeon = ScriptedExporter([Outcome(ExportResult.PERMANENT, detail="no"),
+                               Outcome(ExportResult.RETRYABLE, retry_after_s=4.0)])
+    up = Uploader(Settings(spool_dir=str(tmp_path)), FallbackPolicy(pigeon), clock=clock)
+    up.track(spool)
+    up.pump()
+    assert pigeon.sent == [1, 2] and up.stats.batches_rejected == 1, "1 refused for good, 2 to be tried again"
+    clock.now += 3
+    up.pump()
+    assert pigeon.sent == [1, 2], "not before its Retry-After"
+    clock.now += 2
+    up.pump()
+    assert pigeon.sent == [1, 2, 2, 3, 4] and up.channel == "pigeon"
+    assert up.outstanding_batches() == 3, "sent, not yet committed: still in the spool"
+    up.on_commit(commit(2, 4))
+    up.pump()
+    assert up.outstanding_batches() == 0 and not spool.segments
+    spool.release()
