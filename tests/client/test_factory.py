@@ -7,6 +7,8 @@ import os
 import socket
 import threading
 
+import pytest
+
 from curvestream.encode import BatchBuilder
 from curvestream.factory import start_run
 from curvestream.recorder import FlushMode, Recorder
@@ -80,7 +82,7 @@ def test_an_idle_run_gets_no_flush_round_until_it_logs_again(tmp_path):
     clock[0] = 5.0
     rec.queue.append((0, 1, {"x": 1.0}))
     rec.resume()  # what log() does for an idle run
-    assert woken == [5.0] and rec.wake_at() == 5.1 and not rec.idle
+    assert woken == [5.0] and rec.wake_at() == pytest.approx(5.1) and not rec.idle
     spool.release()
 
 

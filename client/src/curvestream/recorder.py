@@ -17,6 +17,7 @@ import collections
 import dataclasses
 import enum
 import logging
+import math
 import threading
 import time
 from typing import Callable
@@ -76,17 +77,26 @@ class Recorder:
         self._wake_loop: Callable[[], None] = lambda: None
         self._final = threading.Event()
         self._done = threading.Event()
-        self._drained = threading.Event()  # set each time a round has emptied the queue
+        self._drained = threading.Event()  # set each time a round has emptied the queue, while log() waits
+        self._blocked = False  # log() waits for room (queue_full="block")
         self._warned_quota = float("-inf")
         self._size_wake = False
         self._waiting: tuple[int, bytes, int] | None = None  # a sealed batch waiting for room (spool_full=block)
         self._retry_at = 0.0
         self.flush_interval_s = settings.flush_interval_ms / 1000
         """Seal at least this often: ``flush_interval_ms``, or shorter while a live page watches."""
-        self.next_due = clock() + self.flush_interval_s
+        self.next_due = self._tick_after(clock())
         self.idle = False
         """True once a whole interval passed with nothing logged: the flush loop no longer wakes
         for this run until :meth:`resume`."""
+
+    def _tick_after(self, now: float) -> float:
+        """The end of the interval that ``now`` falls in. Intervals are counted from the clock's
+        zero, so the runs of a process with the same interval are due together: one round (one
+        wake-up, one sync, one word to the uploader) for all of them, not one each."""
+        interval = self.flush_interval_s
+        due = (math.floor(now / interval) + 1) * interval
+        return due if due > now else due + interval
 
     def _next_seq(self) -> int:
         self.stats.last_seq += 1
@@ -102,7 +112,7 @@ class Recorder:
 
     def resume(self) -> None:
         """Something was queued while idle: rounds again, the first one an interval from now."""
-        self.next_due = self._clock() + self.flush_interval_s
+        self.next_due = self._tick_after(self._clock())
         self.idle = False
         self._wake_loop()
 
@@ -121,11 +131,13 @@ class Recorder:
                 log.warning("curvestream: queue full (%d calls); dropping points (CURVESTREAM_QUEUE_FULL=drop)",
                             self.max_queue)
             return True
+        self._blocked = True
         while len(self.queue) >= self.max_queue and not closed():
             self._size_wake = True
             self._wake_loop()
             self._drained.wait(0.05)  # the loop says when it took the queue (no spinning on the GIL)
             self._drained.clear()
+        self._blocked = False
         return False
 
     def watched(self, hint_ms: int | None) -> None:
@@ -134,8 +146,8 @@ class Recorder:
         configured = self.settings.flush_interval_ms
         ms = configured if hint_ms is None or hint_ms <= 0 else min(configured, hint_ms)
         if ms / 1000 != self.flush_interval_s:
-            self.next_due += ms / 1000 - self.flush_interval_s  # the pending interval moves too
             self.flush_interval_s = ms / 1000
+            self.next_due = self._tick_after(self._clock())  # the pending interval moves too
             self._wake_loop()
 
     def space_freed(self) -> None:
@@ -197,12 +209,14 @@ class Recorder:
                 break
             builder.add(item)
             if builder.points >= max_points:
-                self._drained.set()  # a blocked log() may go on while this batch is spooled
+                if self._blocked:
+                    self._drained.set()  # a blocked log() may go on while this batch is spooled
                 self._waiting = builder.seal()
                 if not self._spool_waiting():
                     return wrote  # the rest waits in the queue (log() blocks once it is full)
                 wrote = True
-        self._drained.set()
+        if self._blocked:
+            self._drained.set()
         if not builder.empty and mode is not FlushMode.SIZE:
             self._waiting = builder.seal()
             wrote = self._spool_waiting() or wrote
@@ -213,7 +227,7 @@ class Recorder:
         else:
             self.spool.rotate_if_due(now, self.settings.segment_max_bytes, self.settings.segment_max_age_ms / 1000)
         if mode is FlushMode.INTERVAL:
-            self.next_due = now + self.flush_interval_s
+            self.next_due = self._tick_after(now)
             if not had_items and builder.empty and self._waiting is None:
                 self.idle = True  # nothing for a whole interval: no more rounds until resume()
                 if queue:  # an item queued while idle was being set: log() may have missed it

@@ -43,6 +43,7 @@ _RECORD_HEAD = struct.Struct("<IIIQ")  # magic, length, crc, seq
 _HEADER_HEAD = struct.Struct("<II")  # length, crc
 RECORD_HEAD_SIZE = _RECORD_HEAD.size
 MAX_RECORD_BYTES = 256 * 1024 * 1024
+FRESH_MAX_BYTES = 4 * 1024 * 1024  # records kept in memory until the uploader reads them, per spool
 _MAGIC_BYTES = struct.pack("<I", RECORD_MAGIC)
 
 
@@ -151,6 +152,8 @@ class Spool:
         self._lock = threading.Lock()
         self._lock_fd: int | None = None
         self._fd: int | None = None  # the open segment, when owned
+        self._fresh: dict[tuple[int, int], tuple[int, bytes]] = {}  # (segment, offset) -> (seq, payload)
+        self._fresh_bytes = 0
 
     # ---------------------------------------------------------------- opening
     @classmethod
@@ -238,6 +241,9 @@ class Spool:
             except OSError:
                 os.ftruncate(self._fd, seg.size)  # type: ignore[arg-type]
                 raise
+            if self._fresh_bytes + len(payload) <= FRESH_MAX_BYTES:
+                self._fresh[(seg.first_seq, seg.size)] = (seq, payload)
+                self._fresh_bytes += len(payload)
             seg.size += len(record)
             seg.records += 1
             seg.last_seq = seq
@@ -277,6 +283,9 @@ class Spool:
         return self._fd
 
     def rotate_if_due(self, now: float, max_bytes: int, max_age_s: float) -> None:
+        seg = self.segments[-1] if self.segments else None  # a look without the lock: most rounds stop here
+        if seg is None or seg.closed or (seg.size < max_bytes and now - seg.created_monotonic < max_age_s):
+            return
         with self._lock:
             seg = self.segments[-1] if self.segments else None
             if seg is None or seg.closed or not seg.records:
@@ -296,11 +305,24 @@ class Spool:
     def read_from(self, seg: SegmentInfo, offset: int) -> Iterator[tuple[int, int, bytes]]:
         """Intact records of ``seg`` from ``offset`` up to what is written now.
 
-        Reads one record at a time: the uploader stops at its window, and reading
-        the rest of an 8 MB segment on every round was a quarter of the client's
-        time under load. Anything irregular is read as a whole, as iter_records has it."""
+        Records just appended come from memory, read once (the uploader sends a batch
+        right after it was spooled: no file opened for it); the rest from the file,
+        one record at a time: the uploader stops at its window, and reading the rest
+        of an 8 MB segment on every round was a quarter of the client's time under
+        load. Anything irregular is read as a whole, as iter_records has it."""
         end = seg.size
         head = _RECORD_HEAD.size
+        while offset < end and self._fresh:
+            with self._lock:
+                fresh = self._fresh.pop((seg.first_seq, offset), None)
+                if fresh is not None:
+                    self._fresh_bytes -= len(fresh[1])
+            if fresh is None:
+                break
+            yield offset, fresh[0], fresh[1]
+            offset += head + len(fresh[1])
+        if offset >= end:
+            return
         with open(seg.path, "rb") as fh:
             fh.seek(offset)
             pos = offset
@@ -319,6 +341,21 @@ class Spool:
             data = fh.read(end - pos)
         for at, seq, payload in iter_records(data, 0, len(data), str(seg.path), self._report_once(pos)):
             yield pos + at, seq, payload
+
+    def pop_fresh(self, first_seq: int, offset: int) -> tuple[int, bytes] | None:
+        """The record just appended at ``offset`` of segment ``first_seq``, from memory, once."""
+        if not self._fresh:
+            return None
+        with self._lock:
+            fresh = self._fresh.pop((first_seq, offset), None)
+            if fresh is not None:
+                self._fresh_bytes -= len(fresh[1])
+        return fresh
+
+    def ends_at(self, first_seq: int, offset: int) -> bool:
+        """Whether ``offset`` of segment ``first_seq`` is the end of everything appended."""
+        segments = self.segments
+        return bool(segments) and segments[-1].first_seq == first_seq and segments[-1].size == offset
 
     def _report_once(self, base: int) -> Callable[[Damage], None]:
         """Report damage found in a slice read from byte ``base``, once per place."""
@@ -339,10 +376,16 @@ class Spool:
                 if seg.closed and seg.records and is_committed(seg.first_seq, seg.last_seq):
                     seg.path.unlink(missing_ok=True)
                     freed += seg.size
+                    self._forget_fresh(seg.first_seq)
                 else:
                     keep.append(seg)
             self.segments = keep
         return freed
+
+    def _forget_fresh(self, first_seq: int) -> None:
+        """Records of a deleted segment that were never read back (committed unsent)."""
+        for key in [k for k in self._fresh if k[0] == first_seq]:
+            self._fresh_bytes -= len(self._fresh.pop(key)[1])
 
     def snapshot(self) -> list[SegmentInfo]:
         with self._lock:
@@ -350,8 +393,7 @@ class Spool:
 
     @property
     def bytes_on_disk(self) -> int:
-        with self._lock:
-            return sum(s.size for s in self.segments)
+        return sum(s.size for s in self.segments)  # no lock: a list's append and its replacement are atomic
 
     def close_for_writing(self) -> None:
         with self._lock:

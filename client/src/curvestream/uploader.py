@@ -43,6 +43,7 @@ __all__ = ["Uploader", "UploadStats"]
 log = logging.getLogger("curvestream.uploader")
 
 CLOCK_WARN_S = 300.0  # the bridge's default clock_skew_tolerance_s
+LOST_LOOK_S = 0.2  # how often in-flight batches are looked at for an ack timeout
 
 
 @dataclasses.dataclass
@@ -122,6 +123,7 @@ class Uploader:
         self._thread: threading.Thread | None = None
         self._exporter: Exporter | None = None
         self._retry_at = 0.0  # the current exporter failed: not before then
+        self._lost_looked_at = float("-inf")
         self._backoff = Backoff(initial_s=0.5, max_s=10.0)
         self._lock = threading.Lock()
         self.progress = threading.Condition()
@@ -251,8 +253,12 @@ class Uploader:
             return
         timeout = self.settings.ack_timeout_ms / 1000
         window = self.settings.max_inflight_batches
+        look_for_lost = now >= self._lost_looked_at + LOST_LOOK_S  # timers of seconds: not at every commit
+        if look_for_lost:
+            self._lost_looked_at = now
         for t in tracked:
-            self._resend_lost(t, now, timeout)
+            if look_for_lost:
+                self._resend_lost(t, now, timeout)
             if t.unsent and len(t.inflight) < window and not self._send_from(t, exporter, now):
                 break
 
@@ -335,6 +341,22 @@ class Uploader:
     def _send_from(self, t: _Tracked, exporter: Exporter, now: float) -> bool:
         """Send what the window allows; False when the exporter failed (stop this round)."""
         window = self.settings.max_inflight_batches
+        if t.cursor is not None:  # the usual case: the batches appended since the last round, from memory
+            first, offset = t.cursor
+            while len(t.inflight) < window:
+                fresh = t.spool.pop_fresh(first, offset)
+                if fresh is None:
+                    break
+                seq, payload = fresh
+                if seq not in t.committed and not self._send_one(t, exporter, seq, payload, now):
+                    return False  # the batch is read from the file next time
+                offset += RECORD_HEAD_SIZE + len(payload)
+                t.cursor = (first, offset)
+            if t.spool.ends_at(first, offset):
+                t.unsent = False
+                return True
+            if len(t.inflight) >= window:
+                return True
         segments = t.spool.snapshot()
         start = 0
         if t.cursor is not None:
