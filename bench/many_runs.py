@@ -4,22 +4,26 @@
         [--store duckdb|influxdb]
 
 ``--processes`` trainer processes (tests/paced_trainer.py) drive ``--runs-each``
-runs each, every run its own producer, spool and MQTT connection, each logging
-``--rate`` points/s (2 keys) for ``--seconds`` through a real Mosquitto into
-one bridge process. Meanwhile a WebSocket client has ``/api/v1/live`` open,
-subscribed to every run, and the bridge's RSS is sampled every second.
+runs each, every run its own producer and spool, the runs of a process one
+MQTT connection, each logging ``--rate`` points/s (2 keys) for ``--seconds``
+through a real Mosquitto into one bridge process. Meanwhile a WebSocket client
+has ``/api/v1/live`` open, subscribed to every run, and the bridge's RSS is
+sampled every second.
 
 Printed: points logged and stored per series (any difference is a loss);
 live latency p50 / p99 / max over every pushed point (its arrival at the
 WebSocket minus its ``log()`` wall time, same machine and clock; goal p99 ≤ 1 s)
 and ``gap`` messages (points the bridge did not push); the bridge's RSS at
-start, peak and end; the load average beside them. Never asserts a figure.
+start, peak and end; the trainer processes' CPU (user + system, until their
+runs had finished) per million points, their threads and MQTT connections at
+most; the load average beside them. Never asserts a figure.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -39,6 +43,16 @@ from helpers import metric_counts  # noqa: E402
 from paced_trainer import KEYS  # noqa: E402
 
 PROJECT = "many"
+
+
+def threads_and_sockets(pid: int) -> tuple[int, int]:
+    try:
+        threads = len(os.listdir(f"/proc/{pid}/task"))
+        sockets = sum(1 for fd in os.listdir(f"/proc/{pid}/fd")
+                      if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:"))
+    except OSError:
+        return 0, 0
+    return threads, sockets
 
 
 def main() -> None:
@@ -78,8 +92,19 @@ def main() -> None:
                     [sys.executable, str(TESTS / "paced_trainer.py"), PROJECT, f"p{p}", "--runs", str(args.runs_each),
                      "--rate", str(args.rate), "--seconds", str(args.seconds), "--out", str(tmpdir / f"logged-{p}.json"),
                      "--settings", json.dumps(settings)], stdout=subprocess.DEVNULL))
-            while any(proc.poll() is None for proc in procs):
+            cpu_s: dict[int, float] = {}
+            most_threads = most_sockets = 0
+            while len(cpu_s) < len(procs):
                 rss.append(rss_mb(bridge.pid))
+                for proc in procs:
+                    if proc.pid in cpu_s:
+                        continue
+                    threads, sockets = threads_and_sockets(proc.pid)
+                    most_threads, most_sockets = max(most_threads, threads), max(most_sockets, sockets)
+                    done, _, usage = os.wait4(proc.pid, os.WNOHANG)
+                    if done:
+                        cpu_s[proc.pid] = usage.ru_utime + usage.ru_stime
+                        proc.returncode = 0
                 time.sleep(1)
             elapsed = time.monotonic() - t0
             machine("while the trainers finished")
@@ -106,6 +131,10 @@ def main() -> None:
                       f"(goal p99 <= 1000 ms); gap messages: {listener.gaps}")
             print(f"  bridge RSS: start {rss[0]:.0f} MB, peak {max(rss):.0f} MB, end {rss[-1]:.0f} MB "
                   f"(sampled every second)")
+            trainer_cpu = sum(cpu_s.values())
+            print(f"  trainer processes: {trainer_cpu:.1f} CPU s in all ({trainer_cpu / total * 1e6:.2f} s per M points, "
+                  f"{trainer_cpu / len(procs):.1f} s per process); at most {most_threads} threads and {most_sockets} "
+                  f"sockets in a process (paho's client holds 3: the connection and a wake-up pair)")
         finally:
             for proc in procs:
                 if proc.poll() is None:

@@ -6,8 +6,8 @@
 Each run logs ``len(KEYS)`` keys per step, ``rate`` points per second in
 total, values from :func:`value_at` (so a test can check any stored prefix
 without reading the file). With ``--runs N`` the process drives N runs named
-``RUN-0`` … ``RUN-{N-1}``, each with its own producer, spool and MQTT
-connection, round-robin from one thread. It prints the number of steps logged
+``RUN-0`` … ``RUN-{N-1}``, each with its own producer and spool (one MQTT
+connection for all of them), round-robin from one thread. It prints the number of steps logged
 (per run) after every chunk, and after ``finish()`` writes
 ``{run: {"steps", "keys": {key: {"count", "sum_step", "sum_value"}}, "report", "complete"}}``
 to ``--out``. Killed with ``kill -9``, it leaves only its spools and the last

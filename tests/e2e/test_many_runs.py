@@ -1,9 +1,9 @@
 """Many runs at once into one bridge: 4 trainer processes drive 25 runs each
-(every run its own producer, spool and MQTT connection) at 1,000 points/s per
-run through Mosquitto into DuckDB; every series arrives with exactly the count
-and checksum its run logged. And a fleet at a low rate: 300 runs from 3
-processes into DuckDB, 100 from 2 into InfluxDB 1.6.7, every point stored once
-and every run finished.
+(every run its own producer and spool, the runs of a process one MQTT
+connection) at 1,000 points/s per run through Mosquitto into DuckDB; every
+series arrives with exactly the count and checksum its run logged. And a fleet
+at a low rate: 300 runs from 3 processes into DuckDB, 100 from 2 into InfluxDB
+1.6.7, every point stored once and every run finished.
 
 The test streams for 10 s (1 M points); ``bench/many_runs.py`` runs the full
 60 s and measures live latency to an open WebSocket and the bridge's memory.

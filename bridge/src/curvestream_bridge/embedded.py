@@ -149,6 +149,87 @@ def _amqtt_loop_error(loop: asyncio.AbstractEventLoop, context: dict) -> None:
                                           exc_info=context.get("exception"))
 
 
+def _has_wildcard(topic_filter: str) -> bool:
+    return "+" in topic_filter or "#" in topic_filter
+
+
+def _fleet_broker_class() -> type:
+    """amqtt's Broker, made to serve a fleet: what it found by scanning every topic filter
+    (on each message) or every retained message (on each subscription) it finds by looking
+    up the topic itself, scanning only the filters with wildcards (the bridge's few). With a
+    thousand trainers, each subscribed to its own commit topic, the scans were ~2,000 filter
+    matches per message and ~2,000 retained messages per subscription (bench/README.md).
+    Delivery itself (to whom, offline sessions, access checks) stays amqtt's own."""
+    from amqtt.broker import Broker
+    from amqtt.contexts import Action
+
+    class FleetBroker(Broker):
+        def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+            super().__init__(*args, **kwargs)
+            self._wildcards: list[str] | None = None  # filters with + or #, recomputed after a change
+            self._filters_of: dict[str, set[str]] = {}  # client id -> its filters
+
+        async def _broadcast_message(self, session, topic, data, force_qos=None):  # noqa: ANN001, ANN202
+            if data is not None and len(data) > 256:
+                data = _QuietPayload(data)
+            await super()._broadcast_message(session, topic, data, force_qos)
+
+        async def add_subscription(self, subscription, session):  # noqa: ANN001, ANN202
+            granted = await super().add_subscription(subscription, session)
+            if granted != 0x80:
+                self._filters_of.setdefault(session.client_id, set()).add(subscription[0])
+                self._wildcards = None
+            return granted
+
+        def _del_subscription(self, a_filter, session):  # noqa: ANN001, ANN202
+            self._filters_of.get(session.client_id, set()).discard(a_filter)
+            self._wildcards = None
+            return super()._del_subscription(a_filter, session)
+
+        async def _del_all_subscriptions(self, session) -> None:  # noqa: ANN001
+            for topic_filter in self._filters_of.pop(session.client_id, set()):
+                self._del_subscription(topic_filter, session)
+                if not self._subscriptions.get(topic_filter, True):
+                    del self._subscriptions[topic_filter]
+            self._wildcards = None
+
+        def _matching_filters(self, topic: str) -> list[str]:
+            if self._wildcards is None:
+                self._wildcards = [f for f in self._subscriptions if _has_wildcard(f)]
+            exact = [topic] if topic in self._subscriptions else []
+            return exact + [f for f in self._wildcards if self._matches(topic, f)]
+
+        async def _run_broadcast(self, running_tasks) -> None:  # noqa: ANN001
+            broadcast = await self._broadcast_queue.get()
+            topic = broadcast["topic"]
+            for topic_filter in self._matching_filters(topic):
+                for target, sub_qos in list(self._subscriptions.get(topic_filter, ())):
+                    qos = broadcast.get("qos", sub_qos)
+                    if not await self._topic_filtering(target, topic=topic, action=Action.RECEIVE):
+                        continue
+                    if target.transitions.state != "connected":
+                        # kept for a persistent session that is away (QoS 1, 2), as MQTT has it
+                        if not target.clean_session and qos in (1, 2) and not target.is_anonymous:
+                            await self._retain_broadcast_message(broadcast, qos, target)
+                        continue
+                    handler = self._get_handler(target)
+                    if handler:
+                        running_tasks.append(asyncio.ensure_future(
+                            handler.mqtt_publish(topic, broadcast["data"], qos, retain=False)))
+
+        async def _publish_retained_messages_for_subscription(self, subscription, session) -> None:  # noqa: ANN001
+            topic_filter, qos = subscription
+            if _has_wildcard(topic_filter):
+                await super()._publish_retained_messages_for_subscription(subscription, session)
+                return
+            retained = self._retained_messages.get(topic_filter)
+            handler = self._get_handler(session)
+            if retained is not None and handler is not None:
+                await handler.mqtt_publish(retained.topic, retained.data, min(qos, retained.qos or qos), retain=True)
+
+    return FleetBroker
+
+
 class EmbeddedBroker:
     def __init__(self, host: str = "127.0.0.1", port: int = 1883) -> None:
         self.host = host
@@ -178,19 +259,11 @@ class EmbeddedBroker:
             self._ready.set()
 
     async def _main(self) -> None:
-        from amqtt.broker import Broker
-
         patient_handler()
         self._loop = asyncio.get_running_loop()
         self._loop.set_exception_handler(_amqtt_loop_error)
         self._stop = asyncio.Event()
-        class QuietBroker(Broker):
-            async def _broadcast_message(self, session, topic, data, force_qos=None):  # noqa: ANN001, ANN202
-                if data is not None and len(data) > 256:
-                    data = _QuietPayload(data)
-                await super()._broadcast_message(session, topic, data, force_qos)
-
-        broker = QuietBroker({
+        broker = _fleet_broker_class()({
             "listeners": {"default": {"type": "tcp", "bind": f"{self.host}:{self.port}"}},
             "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
         })
