@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import resource
 import subprocess
@@ -40,8 +41,7 @@ def cpu_s() -> float:
 
 
 def thread_cpu_s() -> dict[str, float]:
-    """CPU seconds of each live thread of this process, by thread name (Linux /proc)."""
-    import os
+    """User and system CPU seconds of the live threads of this process, by thread name (Linux /proc)."""
     import threading
 
     tick = os.sysconf("SC_CLK_TCK")
@@ -53,7 +53,10 @@ def thread_cpu_s() -> dict[str, float]:
         except OSError:
             continue
         name = names.get(int(tid), "other")
-        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+        if name.startswith("paho-mqtt-client"):
+            name = "paho"
+        for kind, value in (("user", fields[11]), ("sys", fields[12])):
+            out[f"{name} {kind}"] = out.get(f"{name} {kind}", 0.0) + int(value) / tick
     return out
 
 
@@ -118,7 +121,7 @@ def worker(runs: int, steps_per_s: float, seconds: float, settings: dict) -> Non
         "complete": all(r.complete for r in reports), "threads_cpu_s_at_stream_end": threads}))
 
 
-def fleet(seconds: float) -> None:
+def fleet(seconds: float, client_path: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = pathlib.Path(tmp)
         broker = Mosquitto(tmpdir / "mosquitto")
@@ -131,8 +134,11 @@ def fleet(seconds: float) -> None:
             for runs, rate in ((1, 10_000), (100, 100)):
                 settings = {"mqtt_url": broker.url, "bridge_url": bridge.url, "spool_dir": str(tmpdir / f"s{runs}"),
                             "finish_timeout_ms": 600_000}
+                env = dict(os.environ)
+                if client_path:  # another checkout's client and wire package (A/B), the same bridge
+                    env["PYTHONPATH"] = f"{client_path}/client/src:{client_path}/proto/src"
                 out = subprocess.run([sys.executable, __file__, "--worker", str(runs), str(rate), str(seconds),
-                                      json.dumps(settings)], capture_output=True, text=True, check=True)
+                                      json.dumps(settings)], capture_output=True, text=True, check=True, env=env)
                 res = json.loads(out.stdout.strip().splitlines()[-1])
                 results[runs] = res
                 cpu = res["stream_cpu_s"] + res["finish_cpu_s"]
@@ -159,6 +165,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--wide-keys", type=int, default=10_000)
     parser.add_argument("--wide-calls", type=int, default=300)
+    parser.add_argument("--client-path", default="", help="a checkout whose client the trainers use (A/B)")
+    parser.add_argument("--skip-wide", action="store_true")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -166,10 +174,11 @@ def main() -> None:
         worker(int(runs), float(rate), float(seconds), json.loads(settings))
         return
     print(f"# reproduce: nice {sys.executable} bench/client_cpu.py --seconds {args.seconds:g} "
-          f"--wide-keys {args.wide_keys}")
+          f"--wide-keys {args.wide_keys}" + (f" --client-path {args.client_path}" if args.client_path else ""))
     machine("before")
-    wide_log(args.wide_keys, args.wide_calls)
-    fleet(args.seconds)
+    if not args.skip_wide:
+        wide_log(args.wide_keys, args.wide_calls)
+    fleet(args.seconds, args.client_path)
 
 
 if __name__ == "__main__":

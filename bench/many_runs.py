@@ -132,8 +132,8 @@ def main() -> None:
             print(f"  bridge RSS: start {rss[0]:.0f} MB, peak {max(rss):.0f} MB, end {rss[-1]:.0f} MB "
                   f"(sampled every second)")
             trainer_cpu = sum(cpu_s.values())
-            print(f"  trainer processes: {trainer_cpu:.1f} CPU s in all ({trainer_cpu / total * 1e6:.2f} s per M points, "
-                  f"{trainer_cpu / len(procs):.1f} s per process); at most {most_threads} threads and {most_sockets} "
+            print(f"  trainer processes: {trainer_cpu:.1f} CPU s in all ({trainer_cpu / total * 1e6:.2f} s per M "
+                  f"points, {trainer_cpu / len(procs):.1f} s per process); at most {most_threads} threads and {most_sockets} "
                   f"sockets in a process (paho's client holds 3: the connection and a wake-up pair)")
         finally:
             for proc in procs:

@@ -84,7 +84,8 @@ def test_a_busy_or_failing_bridge_is_retryable_after_the_time_it_asks_for(bridge
 
 @pytest.mark.parametrize("header, expected", [(None, None), ("1.5", 1.5), ("-3", 0.0),
                                               ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0), ("soon", None)])
-def test_retry_after_is_taken_in_seconds_or_as_a_date_never_negative_and_ignored_when_unreadable(bridge, client, header, expected):
+def test_retry_after_is_taken_in_seconds_or_as_a_date_never_negative_and_ignored_when_unreadable(
+        bridge, client, header, expected):
     bridge.will_answer(503, {"Retry-After": header} if header is not None else {}, b"")
     with pytest.raises(Retryable) as info:
         client.ingest(b"b")

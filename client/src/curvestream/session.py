@@ -72,8 +72,8 @@ class Session:
         self.loop = FlushLoop(on_spooled=self._spooled)
         self.delivery: Delivery | None = None
         if settings.mode == "online":
-            self.delivery = Delivery(settings, client_id_for(self.id), on_connected=self._announce,
-                                     will=(Topics.session(self.id), self._status(run_pb2.RUN_STATE_LOST).SerializeToString()))
+            will = (Topics.session(self.id), self._status(run_pb2.RUN_STATE_LOST).SerializeToString())
+            self.delivery = Delivery(settings, client_id_for(self.id), on_connected=self._announce, will=will)
             self.delivery.uploader.on_freed = self._space_freed
         self._runs: dict[bytes, Run] = {}  # by producer id
         self._recorders: dict[bytes, Recorder] = {}  # by producer id, adopted spools' owners included

@@ -242,9 +242,9 @@ class MqttConnection:
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
         self.handshake.connack(reason_code)
         if self.handshake.refused and self._requested == "auto":
-            # the owner switches to 3.1.1 with a new client: this one's thread ends now, not after
-            # its reconnect delay (the switch waits for it)
-            client.disconnect()
+            # the owner switches to 3.1.1 with a new client and waits for this one's thread, which
+            # sleeps through paho's reconnect delay (1 s): a short one makes the switch immediate
+            client.reconnect_delay_set(min_delay=0.05, max_delay=5)  # type: ignore[arg-type]
         if self._callbacks.on_connect is not None:
             self._callbacks.on_connect(client, userdata, flags, reason_code, properties)
 
@@ -275,6 +275,9 @@ class MqttConnection:
             while not wait_disconnected() and self._clock() < deadline:
                 time.sleep(0.01)
         client.loop_stop()
+        with self._lock:
+            if self.client is client:  # no cycle keeps the client (and its sockets) alive: freed now, closed
+                self.client = None
 
     def abandon(self) -> None:
         """In a forked child: forget the parent's socket and thread without touching them."""
