@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Callable
 
+from curvestream.background import BackgroundLoop
 from curvestream.recorder import FlushMode, Recorder
 from curvestream.spool import sync_spools
 
@@ -23,16 +24,16 @@ __all__ = ["FlushLoop"]
 log = logging.getLogger("curvestream.recorder")
 
 
-class FlushLoop:
+class FlushLoop(BackgroundLoop):
+    thread_name = "curvestream-recorder"
+
     def __init__(self, on_spooled: Callable[[list[Recorder]], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
         self._on_spooled = on_spooled
         self._clock = clock
         self._recorders: list[Recorder] = []
         self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.rounds = 0
 
     def add(self, recorder: Recorder) -> None:
@@ -45,26 +46,7 @@ class FlushLoop:
         with self._lock:
             self._recorders = [r for r in self._recorders if r is not recorder]
 
-    def wake(self) -> None:
-        if not self._wake.is_set():
-            self._wake.set()
-
     # ------------------------------------------------------------------ life
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="curvestream-recorder", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-
-    def forget_after_fork(self) -> None:
-        """In a forked child: the parent's thread does not exist here."""
-        self._thread = None
-        self._stop.set()
-
     def _run(self) -> None:
         while not self._stop.is_set():
             wake_at = [t for t in (r.wake_at() for r in self._recorders) if t is not None]

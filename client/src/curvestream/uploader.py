@@ -33,6 +33,7 @@ from curvestream_wire.seqset import SeqSet
 from curvestream_wire.topics import Topics
 from curvestream_wire.v1 import batch_pb2, run_pb2
 
+from curvestream.background import BackgroundLoop
 from curvestream.channels import FallbackPolicy
 from curvestream.exporters import ExportResult, Exporter
 from curvestream.settings import Settings
@@ -97,9 +98,11 @@ class _Tracked:
         return sum(last - first + 1 - self.committed.count_within(first, last) for first, last in self.outstanding())
 
 
-class Uploader:
+class Uploader(BackgroundLoop):
     """``policy`` picks the exporter of each round; ``tick`` (if any) is called at the start of
     every round on the uploader's thread (the owner's chance to tend its connection)."""
+
+    thread_name = "curvestream-uploader"
 
     def __init__(
         self,
@@ -109,6 +112,7 @@ class Uploader:
         wall_clock_ns: Callable[[], int] = time.time_ns,
         tick: Callable[[], None] | None = None,
     ) -> None:
+        super().__init__()
         self.settings = settings
         self.policy = policy
         self._tick = tick
@@ -118,9 +122,6 @@ class Uploader:
         self._clock_warned = False
         self._tracked: dict[bytes, _Tracked] = {}
         self._commits: collections.deque[tuple[float, run_pb2.Commit]] = collections.deque()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._exporter: Exporter | None = None
         self._retry_at = 0.0  # the current exporter failed: not before then
         self._lost_looked_at = float("-inf")
@@ -163,25 +164,10 @@ class Uploader:
         self._commits.append((self._clock(), commit))
         self._wake.set()
 
-    def wake(self) -> None:
-        self._wake.set()
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="curvestream-uploader", daemon=True)
-        self._thread.start()
-
     def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        super().stop(timeout)
         for exporter in self.policy.exporters:
             exporter.shutdown(timeout)
-
-    def forget_after_fork(self) -> None:
-        """In a forked child: the parent's thread does not exist here."""
-        self._thread = None
-        self._stop.set()
 
     def _run(self) -> None:
         while not self._stop.is_set():
