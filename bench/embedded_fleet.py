@@ -189,6 +189,8 @@ def main() -> None:
                       f"max {latencies[-1] * 1000:.0f} ms over {len(latencies)} processes (goal <= 500 ms; "
                       "from just before init() in a process already running Python)")
             each = args.connections // args.processes
+            if not each:  # --connections 0: the trials alone
+                return
             t0 = time.time()
             for p in range(args.processes):
                 procs.append(subprocess.Popen([sys.executable, __file__, "--worker", url, str(p * each), str(each),
