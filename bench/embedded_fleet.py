@@ -41,7 +41,7 @@ TRAINER = """
 import sys, time
 t0 = time.time()
 import curvestream
-run = curvestream.init(project="known", run=sys.argv[2], mqtt_url=sys.argv[1], bridge_url="", spool_dir=sys.argv[3])
+run = curvestream.init(project="known", id=sys.argv[2], mqtt_url=sys.argv[1], bridge_url="", spool_dir=sys.argv[3])
 print(t0, flush=True)
 sys.stdin.readline()
 """

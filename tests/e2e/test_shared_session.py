@@ -24,7 +24,7 @@ MAX_THREADS = 6  # the main thread, the recorder, the uploader, paho's network t
 TRAINER = textwrap.dedent("""
     import sys, time
     import curvestream
-    runs = [curvestream.init(project="fleet", run=f"r{j}", mqtt_url=sys.argv[1], bridge_url="", spool_dir=sys.argv[2],
+    runs = [curvestream.init(project="fleet", id=f"r{j}", mqtt_url=sys.argv[1], bridge_url="", spool_dir=sys.argv[2],
                              flush_interval_ms=100, ack_timeout_ms=3000)
             for j in range(int(sys.argv[3]))]
     step, started = 0, time.monotonic()
