@@ -159,7 +159,8 @@ def _fleet_broker_class() -> type:
     up the topic itself, scanning only the filters with wildcards (the bridge's few). With a
     thousand trainers, each subscribed to its own commit topic, the scans were ~2,000 filter
     matches per message and ~2,000 retained messages per subscription (bench/README.md).
-    Delivery itself (to whom, offline sessions, access checks) stays amqtt's own."""
+    A client gets the retained messages of its own subscriptions only. Delivery itself (to
+    whom, offline sessions, access checks) stays amqtt's own."""
     from amqtt.broker import Broker
     from amqtt.contexts import Action
 
@@ -219,6 +220,12 @@ def _fleet_broker_class() -> type:
 
         async def _publish_retained_messages_for_subscription(self, subscription, session) -> None:  # noqa: ANN001
             topic_filter, qos = subscription
+            if topic_filter not in self._filters_of.get(session.client_id, ()):
+                # amqtt calls this at each connect for every filter of every client: a new trainer got the
+                # retained messages matching the bridge's wildcards (every run's meta and status), and the
+                # awaits inside that loop let other clients change the filters under it ("dictionary changed
+                # size during iteration"); only the session's own subscriptions have retained messages due
+                return
             if _has_wildcard(topic_filter):
                 await super()._publish_retained_messages_for_subscription(subscription, session)
                 return
