@@ -109,7 +109,9 @@ def patient_handler() -> bool:
                 writer.write(CONNACK_UNACCEPTABLE_PROTOCOL)
                 await writer.drain()
                 await writer.close()
-                raise MQTTError(f"MQTT protocol level {level}: this broker speaks MQTT 3.1.1 (refused at once)")
+                peer = writer.get_peer_info()
+                # amqtt's own words for it, which the bridge's log routing knows as an ordinary connection
+                raise MQTTError(f"Invalid protocol from {peer}: {level} (MQTT 3.1.1 only; refused at once)")
             return await super().init_from_connect(BufferReader(packet), writer, plugins_manager, loop=loop)
 
     amqtt.broker.BrokerProtocolHandler = PatientBrokerProtocolHandler
