@@ -311,6 +311,21 @@ def test_a_slow_client_drops_frames_without_blocking_the_writer_and_is_told_of_t
     _live(scenario)
 
 
+def test_a_hundred_runs_in_every_frame_reach_one_socket_whole_frame_after_frame():
+    async def scenario(scene: _Scene) -> None:
+        runs = [f"r{i:03d}" for i in range(100)]
+        sock = await scene.connect(*({"project": "fleet", "run": r} for r in runs))
+        frames = 5
+        for f in range(frames):
+            scene.hub.points(_decoded(*(_batch("fleet", r, {"loss": [float(f)]}, first_step=f) for r in runs)))
+            await scene.frame()
+        for r in runs:
+            assert [s["step"] for s in _points(sock, r)] == [[f] for f in range(frames)], r
+        assert sock.of_type("gap") == [], "a frame of 100 runs is one place in the socket's queue, not 100"
+
+    _live(scenario)
+
+
 def test_points_stored_while_nobody_listens_are_not_kept_for_later():
     async def scenario(scene: _Scene) -> None:
         scene.hub.points(_decoded(_batch("p", "a", {"x": [1.0]})))

@@ -6,8 +6,11 @@ announced once the runs list has it) and :meth:`LiveHub.status` from its
 thread; they only append under a lock and wake an asyncio task, which pushes
 to the sockets whose subscriptions match at once, then waits ``frame_ms``
 before the next push: a point is never held back longer than one frame, and a
-socket gets at most one frame per ``frame_ms``. A slow socket drops frames (its
-queue is bounded), never the writer.
+socket gets at most one frame per ``frame_ms``. A frame is the unit a socket's
+queue holds (a page watching 100 runs gets 100 messages per frame, not 100
+queue places): a slow socket drops whole frames (its queue is bounded), never
+the writer, and is told which runs it missed (a ``gap`` message) once it keeps
+up.
 
 While a socket watches a run, the hub asks its trainers to flush more often
 (``watch_hint``: the bridge publishes a retained MQTT message, see
@@ -37,13 +40,14 @@ log = logging.getLogger("curvestream.bridge.live")
 
 MAX_POINTS_PER_SERIES_FRAME = 20_000
 MAX_TEXTS_PER_RUN_FRAME = 1000
+MAX_FRAMES_QUEUED = 64
 
 
 class _Client:
     def __init__(self, ws: WebSocket) -> None:
         self.ws = ws
         self.subs: dict[tuple[str, str], set[str] | None] = {}
-        self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize=64)
+        self.queue: asyncio.Queue[list[str]] = asyncio.Queue(maxsize=MAX_FRAMES_QUEUED)  # a frame's messages each
         self.gaps: set[tuple[str, str]] = set()  # runs whose points this client missed
 
 
@@ -64,6 +68,7 @@ class LiveHub:
         self._clients: set[_Client] = set()
         self._task: asyncio.Task | None = None
         self.grafana = None  # optional GrafanaLivePusher
+        self.on_runs_changed: Callable[[], None] | None = None  # a run was added, or its status or metadata came
 
     @property
     def client_count(self) -> int:
@@ -98,12 +103,17 @@ class LiveHub:
 
     def stored(self, batches: Sequence[DecodedBatch]) -> None:
         """Stored: a run the hub had not seen is announced (the runs list has it now)."""
+        changed = False
         with self._lock:
             for b in batches:
                 run_key = (b.project, b.run)
+                changed |= b.meta is not None or b.status is not None
                 if run_key not in self._known_runs:
                     self._known_runs.add(run_key)
                     self._events.append({"type": "run", "project": b.project, "run": b.run})
+                    changed = True
+        if changed:
+            self._runs_changed()
         self._wake_up()
 
     def status(self, status: run_pb2.RunStatus) -> None:
@@ -112,7 +122,12 @@ class LiveHub:
                 self._known_runs.discard((status.project, status.run))  # an ended run holds nothing here
             self._events.append({"type": "status", "project": status.project, "run": status.run,
                                  "state": state_name(status.state), "reason": status.reason})
+        self._runs_changed()
         self._wake_up()
+
+    def _runs_changed(self) -> None:
+        if self.on_runs_changed is not None:
+            self.on_runs_changed()
 
     def alert(self, alert: dict[str, Any]) -> None:
         """An alert changed: pushed to the sockets watching its run."""
@@ -205,18 +220,15 @@ class LiveHub:
             client.gaps.update(r for r in truncated if r in client.subs and r not in frames)
             client.gaps.update(r for r in texts_cut if r in client.subs)
             messages.extend(later)
-            for run_key in sorted(client.gaps):
-                if client.queue.full():
-                    break
-                client.queue.put_nowait(json.dumps({"type": "gap", "project": run_key[0], "run": run_key[1]},
-                                                   ensure_ascii=False))
-                client.gaps.discard(run_key)
-            for run_key, text in messages:
-                try:
-                    client.queue.put_nowait(text)
-                except asyncio.QueueFull:
-                    if run_key is not None:
-                        client.gaps.add(run_key)  # told with a gap message once the client keeps up
+            if not messages and not client.gaps:
+                continue
+            if client.queue.full():  # the whole frame is dropped: told with a gap message once the client keeps up
+                client.gaps.update(run_key for run_key, _ in messages if run_key is not None)
+                continue
+            gaps = [json.dumps({"type": "gap", "project": p, "run": r}, ensure_ascii=False)
+                    for p, r in sorted(client.gaps)]
+            client.gaps.clear()
+            client.queue.put_nowait(gaps + [text for _, text in messages])
 
     async def serve(self, ws: WebSocket) -> None:
         await ws.accept()
@@ -233,7 +245,7 @@ class LiveHub:
                         keys = item.get("keys")
                         subs[(str(item["project"]), str(item["run"]))] = None if keys is None else {str(k) for k in keys}
                 except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                    await client.queue.put(json.dumps({"type": "error", "error": f"bad subscribe message: {exc}"}))
+                    await client.queue.put([json.dumps({"type": "error", "error": f"bad subscribe message: {exc}"})])
                     continue
                 client.subs = subs
                 self._rewatch()
@@ -265,8 +277,8 @@ class LiveHub:
     async def _send_loop(client: _Client) -> None:
         try:
             while True:
-                text = await client.queue.get()
-                await client.ws.send_text(text)
+                for text in await client.queue.get():
+                    await client.ws.send_text(text)
         except (WebSocketDisconnect, RuntimeError, asyncio.CancelledError):
             return
         except Exception:  # noqa: BLE001 - a broken socket ends its own loop only
