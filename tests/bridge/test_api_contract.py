@@ -153,3 +153,15 @@ def test_the_openapi_document_names_a_model_for_every_json_answer(tmp_path):
     schemas = doc["components"]["schemas"]
     assert {"LiveMessage", "LiveSubscribe", "ApiSeriesColumnsHeader", "ApiSeriesManyColumnsHeader"} <= schemas.keys()
     assert {m.__name__ for m in (*models.HTTP_MODELS, *models.LIVE_MODELS)} <= schemas.keys()
+
+
+def test_the_runs_table_keys_and_groups_answer_their_models(api):
+    _, client = api
+    table = _exactly(models.ApiRunsTable, client.get("/api/v1/runs/table", params={
+        "config_key": "lr", "run": f"{q(RUN[0])}/{q(RUN[1])}"}, headers=R))
+    assert [r["run"] for r in table["selected"]] == [RUN[1]]
+    keys = _exactly(models.ApiKeys, client.get("/api/v1/keys", params={"run": f"{q(RUN[0])}/{q(RUN[1])}"}, headers=R))
+    assert [k["key"] for k in keys["keys"]] == ["loss"]
+    groups = _exactly(models.ApiGroups, client.get("/api/v1/groups/series", params={
+        "key": "loss", "group_by": "config:lr", "run": f"{q(RUN[0])}/{q(RUN[1])}", "width": 50}, headers=R))
+    assert [g["label"] for g in groups["groups"]] == ["lr=0.1"]

@@ -9,7 +9,7 @@ against any object with these methods.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from starlette.websockets import WebSocket
 
@@ -73,6 +73,10 @@ class BridgeApi:
     def clock_of(self, project: str, run: str) -> tuple[float, float] | None:
         """(offset, correction) in seconds of the run's trainer clock, or None when unknown."""
         return self._ingest.clocks.of_run(project, run)
+
+    def on_runs_changed(self, callback: Callable[[], None]) -> None:
+        """``callback()`` (on the ingest's thread) when a run is added or its status or metadata come."""
+        self._live.on_runs_changed = callback
 
     def pending_batches(self, project: str, run: str) -> int | None:
         """A finished run's batches up to its final status not stored yet (None: no final status seen)."""

@@ -128,6 +128,104 @@ class ApiMetricsManyResponse(_Shape):
     runs: list[ApiMetricsResponse]
 
 
+class ApiRunsTableCount(_Shape):
+    value: str | None = Field(description="null: the runs without a value.")
+    runs: int
+
+
+class ApiRunsTableFacets(_Shape):
+    """The choices of the table's filters, over every run (of the project asked)."""
+
+    tags: list[str]
+    groups: list[str]
+    config_keys: list[str]
+    config_values: list[str] | None = Field(None, description="The values of `config_key`, when one is asked.")
+
+
+class ApiRunsTable(_Shape):
+    """`GET /api/v1/runs/table`: one page of the runs that match the filters, filtered, sorted and paged
+    by the bridge."""
+
+    total: int = Field(description="Every run known (of the project asked).")
+    matched: int = Field(description="Runs that match the filters.")
+    offset: int
+    limit: int
+    sort: str
+    runs: list[ApiRun]
+    selected: list[ApiRun] = Field(description="The runs asked for by name (`run=`), wherever they are.")
+    count_by: str
+    counts: list[ApiRunsTableCount] = Field(description="Matching runs per value of `count_by`, most first.")
+    facets: ApiRunsTableFacets
+
+
+class ApiKeySection(_Shape):
+    """Keys sharing the prefix before their first `/` (`""`: keys without one)."""
+
+    name: str
+    offset: int = Field(description="Where the section starts in the order of the matching keys.")
+    keys: int
+
+
+class ApiKeyEntry(_Shape):
+    key: str
+    runs: list[int] = Field(description="The runs (indices into `runs`) that logged it.")
+
+
+class ApiKeyRun(_Shape):
+    project: str
+    run: str
+    first_ms: float | None = Field(description="The run's first point: the origin of relative x.")
+
+
+class ApiKeys(_Shape):
+    """`GET /api/v1/keys`: the scalar keys of some runs, in sections by prefix, one range of them."""
+
+    total: int = Field(description="Keys of these runs.")
+    matched: int = Field(description="Of them, those the search keeps.")
+    sections: list[ApiKeySection]
+    offset: int
+    limit: int
+    keys: list[ApiKeyEntry]
+    runs: list[ApiKeyRun] = Field(description="The runs asked, in order.")
+
+
+class ApiGroupRun(_Shape):
+    project: str
+    run: str
+
+
+class ApiGroupColumns(_Shape):
+    """Parallel arrays, one entry per pixel column where a run of the group has points."""
+
+    column: list[int]
+    x: list[float] = Field(description="The mean x of the runs' values.")
+    mean: list[ApiNumber]
+    std: list[ApiNumber]
+    min: list[ApiNumber]
+    max: list[ApiNumber]
+    count: list[int] = Field(description="Runs with a value in the column.")
+
+
+class ApiGroup(_Shape):
+    value: str | None = Field(description="What its runs are grouped by (null: runs without it).")
+    label: str
+    runs: list[ApiGroupRun]
+    non_finite: int = Field(description="Runs' values left out of the means for being NaN or ±Inf.")
+    columns: ApiGroupColumns
+
+
+class ApiGroups(_Shape):
+    """`GET /api/v1/groups/series`: groups of runs as one curve each, per pixel column of the range."""
+
+    key: str
+    x: XMode
+    group_by: str
+    start: float | None
+    end: float | None
+    width: int
+    groups: list[ApiGroup]
+
+
 # ---------------------------------------------------------------------------------------------- series
 
 class ApiPoint(_Shape):
@@ -412,6 +510,13 @@ class LiveAlertMessage(_Shape):
     alert: ApiAlert
 
 
+class LiveSubscribedMessage(_Shape):
+    """The client's subscription is in place: what changed before it may be missing from what it read."""
+
+    type: Literal["subscribed"]
+    runs: int
+
+
 class LiveErrorMessage(_Shape):
     """The client's last message could not be read; its subscriptions stay as they were."""
 
@@ -421,7 +526,7 @@ class LiveErrorMessage(_Shape):
 
 LiveMessage = TypeAliasType("LiveMessage", Annotated[
     Union[LiveAlertMessage, LivePointsMessage, LiveStatusMessage, LiveRunMessage, LiveGapMessage, LiveTextsMessage,
-          LiveHistogramMessage, LiveErrorMessage],
+          LiveHistogramMessage, LiveSubscribedMessage, LiveErrorMessage],
     Field(discriminator="type", description="A message the bridge pushes on `WS /api/v1/live`.")])
 
 HTTP_MODELS: tuple[type[BaseModel], ...] = (
@@ -429,10 +534,11 @@ HTTP_MODELS: tuple[type[BaseModel], ...] = (
     ApiPoint, ApiSeriesPoints, ApiSeriesResponse, ApiSeriesManyResponse, ApiColumnsAt, ApiSeriesColumnsHeader,
     ApiSeriesManyColumnsHeader, ApiHistogram, ApiHistogramsResponse, ApiText, ApiTextsResponse, ApiAlertWindow,
     ApiAlert, ApiAlertsResponse, ApiParkedBatch, ApiParkedResponse, ApiReplayResponse, ApiHealth, ApiReadiness,
-    ApiError, ApiRefusal, ApiProducerBatches)
+    ApiError, ApiRefusal, ApiProducerBatches, ApiRunsTableCount, ApiRunsTableFacets, ApiRunsTable, ApiKeySection,
+    ApiKeyEntry, ApiKeyRun, ApiKeys, ApiGroupRun, ApiGroupColumns, ApiGroup, ApiGroups)
 LIVE_MODELS: tuple[type[BaseModel], ...] = (
     LiveSubscription, LiveSubscribe, LiveSeriesFrame, LivePointsMessage, LiveStatusMessage, LiveRunMessage,
-    LiveGapMessage, LiveTextsMessage, LiveHistogramMessage, LiveAlertMessage, LiveErrorMessage)
+    LiveGapMessage, LiveTextsMessage, LiveHistogramMessage, LiveAlertMessage, LiveSubscribedMessage, LiveErrorMessage)
 
 
 def definitions(ref_template: str = "#/$defs/{model}") -> dict[str, Any]:
