@@ -52,6 +52,7 @@ class _Socket:
     def __init__(self) -> None:
         self.inbox: asyncio.Queue[str | None] = asyncio.Queue()
         self.received: list[dict[str, Any]] = []
+        self.acks: list[dict[str, Any]] = []  # "subscribed": each subscription once it is in place
         self.moving = asyncio.Event()
         self.moving.set()
 
@@ -66,7 +67,8 @@ class _Socket:
 
     async def send_text(self, text: str) -> None:
         await self.moving.wait()
-        self.received.append(json.loads(text))
+        message = json.loads(text)
+        (self.acks if message["type"] == "subscribed" else self.received).append(message)
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         return [m for m in self.received if m["type"] == kind]
@@ -157,6 +159,19 @@ def test_every_client_hears_of_a_new_run_once_subscribed_or_not():
         scene.hub.stored(second)
         await scene.frame()
         assert sock.received == [{"type": "run", "project": "p", "run": "new run"}]
+
+    _live(scenario)
+
+
+def test_a_subscription_is_acknowledged_once_in_place_and_what_changes_after_the_ack_is_pushed():
+    async def scenario(scene: _Scene) -> None:
+        sock = await scene.connect({"project": "p", "run": "a"}, {"project": "p", "run": "b"})
+        assert sock.acks == [{"type": "subscribed", "runs": 2}]
+        scene.hub.status(_status("p", "a", run_pb2.RUN_STATE_FINISHED))  # a page reads the runs again on the ack:
+        await scene.frame()  # what changed before it is in that read, what changes after it is pushed
+        assert [(m["run"], m["state"]) for m in sock.of_type("status")] == [("a", "finished")]
+        await scene.subscribe(sock, {"project": "p", "run": "a"})
+        assert sock.acks[-1] == {"type": "subscribed", "runs": 1}
 
     _live(scenario)
 
@@ -382,12 +397,12 @@ def test_trainers_of_a_run_are_told_while_a_page_watches_it():
 
 
 def _subscribed(ws: Any, *subscriptions: dict[str, Any]) -> None:
-    """Subscribe, and know it is in place: the error answering the next (bad) message comes after it."""
+    """Subscribe, and know it is in place: the bridge says so."""
     ws.send_json({"subscribe": list(subscriptions)})
-    ws.send_text("not json")
     message = ws.receive_json()
-    while message["type"] != "error":
+    while message["type"] != "subscribed":
         message = ws.receive_json()
+    assert message == {"type": "subscribed", "runs": len(subscriptions)}
 
 
 @pytest.mark.timeout(60)

@@ -249,6 +249,8 @@ class LiveHub:
                     continue
                 client.subs = subs
                 self._rewatch()
+                # from here on every change of these runs is pushed: what the page read before may be older
+                await client.queue.put([json.dumps({"type": "subscribed", "runs": len(subs)})])
         except WebSocketDisconnect:
             pass
         finally:
