@@ -75,8 +75,8 @@ def _x(name: str, axis: str) -> np.ndarray:
 
 
 def _reference(names: list[str], axis: str, start: float, end: float, width: int) -> dict[int, dict[str, Any]]:
-    """Per column, from every raw point: the band, and each run's value (its last point there, or its
-    line between the points around the column at the column's middle)."""
+    """Per column where a run has raw points: the band, and each run's value (its last point there, or
+    its line between the points around the column at the column's middle)."""
     cols: dict[int, dict[str, Any]] = {}
     for name in names:
         x, y = _x(name, axis), RUNS[name][3]
@@ -84,8 +84,10 @@ def _reference(names: list[str], axis: str, start: float, end: float, width: int
         inside = (x >= start) & (x <= end)
         for col in range(width):
             mine = np.flatnonzero(inside & (c == col))
-            entry = cols.setdefault(col, {"lo": math.nan, "hi": math.nan, "values": [], "xs": [], "non_finite": 0})
+            entry = cols.setdefault(col, {"lo": math.nan, "hi": math.nan, "values": [], "xs": [], "non_finite": 0,
+                                          "points": False})
             if len(mine):
+                entry["points"] = True
                 finite_or_inf = y[mine][~np.isnan(y[mine])]
                 if len(finite_or_inf):
                     entry["lo"] = np.fmin(entry["lo"], finite_or_inf.min())
@@ -109,7 +111,7 @@ def _reference(names: list[str], axis: str, start: float, end: float, width: int
             entry["lo"], entry["hi"] = np.fmin(entry["lo"], line), np.fmax(entry["hi"], line)
             entry["values"].append(line)
             entry["xs"].append(middle)
-    return {c: e for c, e in cols.items() if e["values"] or not math.isnan(e["lo"])}
+    return {c: e for c, e in cols.items() if e["points"]}
 
 
 def _number(v: Any) -> float:

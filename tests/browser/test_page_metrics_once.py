@@ -1,8 +1,9 @@
 """A page opened with several runs named in its URL asks the bridge for their
-metrics once (``GET /api/v1/metrics``), not once per run, and charts every key
-of every run, hostile names and a run the store does not know included; a run
-selected afterwards is asked for alone. The runs list and those metrics are
-asked for while the page's main script is still loading."""
+keys once (``GET /api/v1/keys``), not once per run, and charts every key of
+every run, hostile names and a run the store does not know included; a run
+selected afterwards makes the keys of the selection be asked for once more.
+The runs table and those keys are asked for while the page's main script is
+still loading."""
 
 from __future__ import annotations
 
@@ -49,10 +50,11 @@ def bridge(bridge_factory, tmp_path):
     return bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", "")
 
 
-def test_a_page_opened_with_several_runs_asks_for_their_metrics_once_and_charts_every_key(browser, bridge):
+def test_a_page_opened_with_several_runs_asks_for_their_keys_once_and_charts_every_key(browser, bridge):
     with page_context(browser, 1280, 800, 1) as page:
         asked: list[str] = []
-        page.on("request", lambda r: asked.append(r.url) if "/metrics" in urllib.parse.urlsplit(r.url).path else None)
+        page.on("request", lambda r: asked.append(r.url) if urllib.parse.urlsplit(r.url).path in
+                ("/api/v1/keys", "/api/v1/metrics") or "/metrics" in r.url else None)
         open_page(page, bridge, runs=tuple((PROJECT, r) for r in OPENED))
 
         loss = wait_chart(page, "loss", lambda c: len(c["series"]) == len(OPENED) - 1
@@ -61,15 +63,17 @@ def test_a_page_opened_with_several_runs_asks_for_their_metrics_once_and_charts_
         acc = wait_chart(page, "acc", lambda c: len(c["series"]) == 2, "the runs that have acc")
         assert sorted(s["run"] for s in acc["series"]) == ["a", "d"]
         wait_chart(page, 'grad "norm", a=b', lambda c: len(c["series"]) == 1, "a key of one run")
-        assert len(asked) == 1, f"one metrics request for all the runs: {asked}"
-        assert urllib.parse.urlsplit(asked[0]).path == "/api/v1/metrics"
+        assert len(asked) == 1, f"one keys request for all the runs: {asked}"
+        assert urllib.parse.urlsplit(asked[0]).path == "/api/v1/keys"
         assert _runs_asked(asked[0]) == [f"{PROJECT}/{r}" for r in OPENED]
 
-        # a run selected in the table: only its metrics are asked for
+        # a run selected in the table: the keys of the selection, once
         page.locator('[data-testid="run-row"][data-run="later"] [data-testid="run-checkbox"]').check()
         wait_chart(page, "lr", lambda c: len(c["series"]) == 1, "the later run's own key")
-        wait_until(lambda: len(asked) == 2, 10, "the later run's metrics request")
-        assert _runs_asked(asked[1]) == [f"{PROJECT}/later"], asked
+        wait_until(lambda: len(asked) == 2, 10, "the selection's keys request")
+        assert _runs_asked(asked[1]) == [f"{PROJECT}/{r}" for r in OPENED + ["later"]], asked
+        wait_chart(page, "loss", lambda c: len(c["series"]) == len(OPENED), "the later run's loss too")
+        assert len(asked) == 2, asked
 
 
 class HeldAsset:
@@ -97,18 +101,18 @@ def _path_is(path: str) -> Callable[[Any], bool]:
     return lambda request: urllib.parse.urlsplit(request.url).path == path
 
 
-def test_the_runs_list_and_the_urls_metrics_are_asked_for_while_the_main_script_still_loads(browser, bridge):
+def test_the_runs_table_and_the_urls_keys_are_asked_for_while_the_main_script_still_loads(browser, bridge):
     with page_context(browser, 1280, 800, 1) as page:
         asked: list[str] = []
         page.on("request", lambda r: asked.append(urllib.parse.urlsplit(r.url).path))
         app_js = HeldAsset(page, "**/assets/app.js")
-        with page.expect_request(_path_is("/api/v1/runs")), page.expect_request(_path_is("/api/v1/metrics")):
+        with page.expect_request(_path_is("/api/v1/runs/table")), page.expect_request(_path_is("/api/v1/keys")):
             page.goto(page_url(bridge, tuple((PROJECT, r) for r in OPENED)), wait_until="commit")
         app_js.release()  # both were asked for while the main script could not have run
         page.wait_for_function("() => window.__curvestream !== undefined")
         wait_chart(page, "loss", lambda c: len(c["series"]) == len(OPENED) - 1, "every known run's loss")
-        # the app took the early answer (the runs list is read once more when the live socket opens)
-        assert asked.count("/api/v1/metrics") == 1, asked
+        # the app took the early answer (the runs table is read once more when the live socket opens)
+        assert asked.count("/api/v1/keys") == 1, asked
 
 
 def test_the_charts_queries_are_sent_while_echarts_still_loads_and_drawn_once_it_has(browser, bridge):

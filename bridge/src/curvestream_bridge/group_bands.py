@@ -12,10 +12,13 @@ point of a small range), so per column:
   group has in that column (NaN left out; ±Inf kept: a run that reached it
   did reach it);
 - a run's *value* in a column is its last value there (what its line
-  shows at the column's right edge); a run with no point in the column but
-  points on both sides counts with its line's value at the column's middle
-  (it counts in ``min`` / ``max`` too: its line passes there); a run outside
-  its own extent does not count;
+  shows at the column's right edge); in a column where other runs of the
+  group have points, a run with none there but points on both sides counts
+  with its line's value at the column's middle (in ``min`` / ``max`` too: its
+  line passes there), so a run logged every 100 steps does not leave the mean
+  between its points; a run outside its own extent does not count;
+- a column is answered when a run of the group has a point in it (between
+  such columns the lines are drawn straight, as each run's own line is);
 - ``mean`` and ``std`` (population) are over the runs' values, ``count`` says
   how many there were, ``x`` is the mean x of those values;
 - a run whose value in a column is NaN or ±Inf is left out of that column's
@@ -27,8 +30,8 @@ points around an empty column are all in the run's M4 answer.
     >>> r = SeriesResult(True, 3, np.array([0., 1, 1, 6]), np.array([0, 1, 1, 6]), np.array([0, 1, 2, 6]),
     ...                  np.array([5., 7, 1, 2]), 0, 6)
     >>> c = member_columns(r, 0, 6, 3)  # columns [0, 2), [2, 4), [4, 6]: the middle one has no point
-    >>> c.lo.tolist(), c.hi.tolist(), c.value.tolist(), c.x.tolist()
-    ([1.0, 1.4, 2.0], [7.0, 1.4, 2.0], [1.0, 1.4, 2.0], [1.0, 3.0, 6.0])
+    >>> c.lo.tolist(), c.hi.tolist(), c.value.tolist(), c.x.tolist(), c.points.tolist()
+    ([1.0, 1.4, 2.0], [7.0, 1.4, 2.0], [1.0, 1.4, 2.0], [1.0, 3.0, 6.0], [True, False, True])
 """
 
 from __future__ import annotations
@@ -59,12 +62,13 @@ class MemberColumns:
     hi: np.ndarray
     value: np.ndarray  # its last finite value (or its line's value at the column's middle)
     x: np.ndarray  # where that value is
-    non_finite: np.ndarray  # bool: points there, none finite
+    non_finite: np.ndarray  # bool: its value there is NaN or ±Inf
+    points: np.ndarray  # bool: it has points there (not only its line)
 
 
 def member_columns(result: SeriesResult, start: float, end: float, width: int) -> MemberColumns:
     nan = np.full(width, np.nan)
-    out = MemberColumns(nan.copy(), nan.copy(), nan.copy(), nan.copy(), np.zeros(width, bool))
+    out = MemberColumns(nan.copy(), nan.copy(), nan.copy(), nan.copy(), np.zeros(width, bool), np.zeros(width, bool))
     first = 1 if result.before is not None else 0
     last = len(result.x) - (1 if result.after is not None else 0)
     x, y = result.x[first:last], result.y[first:last]
@@ -80,6 +84,7 @@ def member_columns(result: SeriesResult, start: float, end: float, width: int) -
         out.value[where[finite]] = y[ends[finite]]
         out.x[where[finite]] = x[ends[finite]]
         out.non_finite[where[~finite]] = True
+        out.points[where] = True
         empty = np.ones(width, bool)
         empty[where] = False
     else:
@@ -109,7 +114,8 @@ class GroupAccumulator:
         self.mean = np.zeros(width)
         self.m2 = np.zeros(width)
         self.x_sum = np.zeros(width)
-        self.non_finite = 0
+        self.points = np.zeros(width, bool)
+        self.non_finite = np.zeros(width, np.int64)
 
     def add(self, c: MemberColumns) -> None:
         with np.errstate(invalid="ignore"):
@@ -121,11 +127,12 @@ class GroupAccumulator:
         self.mean += np.where(has, delta / np.maximum(self.count, 1), 0.0)
         self.m2 += np.where(has, delta * (np.where(has, c.value, 0.0) - self.mean), 0.0)
         self.x_sum += np.where(has, c.x, 0.0)
-        self.non_finite += int(c.non_finite.sum())
+        self.points |= c.points
+        self.non_finite += c.non_finite
 
     def columns(self, start: float, end: float) -> dict[str, Any]:
-        """The columns where any run of the group has a value or a band (JSON)."""
-        shown = np.flatnonzero((self.count > 0) | ~np.isnan(self.lo))
+        """The columns where a run of the group has points (JSON)."""
+        shown = np.flatnonzero(self.points)
         n = self.count[shown]
         middle = start + (shown + 0.5) * ((end - start) / len(self.count))
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -202,5 +209,5 @@ def _group_json(q: GroupQuery, value: str | None, runs: list[tuple[str, str]], a
     empty: dict[str, list] = {k: [] for k in ("column", "x", "mean", "std", "min", "max", "count")}
     return {"value": value, "label": group_label(q.group_by, value),
             "runs": [{"project": p, "run": r} for p, r in runs],
-            "non_finite": acc.non_finite if acc is not None else 0,
+            "non_finite": int(acc.non_finite[acc.points].sum()) if acc is not None else 0,
             "columns": acc.columns(start, end) if acc is not None else empty}

@@ -39,7 +39,14 @@ export const TIMING = {
   reconnectMaxMs: 30_000,
   /** After a run finished, load its curves once more (a last frame may have raced the status). */
   finishedRefreshMs: 800,
+  /** Live points of grouped runs: the chart asks for its groups again at most this often. */
+  groupLiveMs: 1000,
+  /** The charts that exist changed (scrolling through a run's keys): tell the live socket once they settle. */
+  subscriptionsMs: 250,
 };
+
+/** The runs table's order until the user picks another: newest first. */
+export const DEFAULT_RUNS_SORT = '-started';
 
 /** Live points beyond this many per plot pixel column make the chart downsample (M4) on its own. */
 export const LIVE_POINTS_PER_COLUMN = 8;

@@ -72,6 +72,18 @@ export const TEST_IDS = {
   textLevel: 'text-level',
   textKey: 'text-key',
   textCount: 'text-count',
+  runsRange: 'runs-range',
+  runsPrev: 'runs-prev',
+  runsNext: 'runs-next',
+  chartSection: 'chart-section',
+  sectionToggle: 'section-toggle',
+  groupRuns: 'group-runs',
+  cardLegend: 'card-legend',
+  legendSearch: 'legend-search',
+  legendOrder: 'legend-order',
+  legendMore: 'legend-more',
+  legendItem: 'legend-item',
+  chartsInfo: 'charts-info',
 } as const;
 
 /** The test id of the chart of one metric key (any Unicode, kept as is). */

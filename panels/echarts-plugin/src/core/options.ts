@@ -184,7 +184,7 @@ export function buildChartOption(model: ChartModel, layers: ChartLayers = comput
   const { theme } = settings;
   const zone = settings.timeZone ?? 'browser';
   const names = legendNames(model);
-  const showLegend = names.length > 1;
+  const showLegend = model.legend !== false && names.length > 1;
   return {
     animation: false,
     // ECharts' time axis places its ticks (and writes its own labels) in UTC or in local time

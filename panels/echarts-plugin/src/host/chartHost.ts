@@ -2,7 +2,7 @@ import type { init as initECharts, EChartsType } from 'echarts/core';
 import { computeLayers, type ChartLayers } from '../core/layers';
 import { buildChartOption, buildDataUpdate, GRID, zoomWindowOption } from '../core/options';
 import { extentOf } from '../core/series';
-import { drawnSeriesIds } from '../core/seriesOptions';
+import { drawnSeriesIds, RAW_LINE_WIDTH, seriesIds } from '../core/seriesOptions';
 import type { ChartModel, ChartSettings } from '../types/chart';
 import { debounce, onceATask } from '../utils/timers';
 import { summarizeSeries, type DrawnSeries } from './drawnSeries';
@@ -20,6 +20,8 @@ export interface ChartHostOptions {
   zoomSettle: 'task' | number;
   /** The user zoomed: the window in x values, clamped to the data, or null for all of it. */
   onUserZoom(window: [number, number] | null): void;
+  /** A click inside the plot, at these x and y values. */
+  onPlotClick?(x: number, y: number): void;
 }
 
 /**
@@ -56,6 +58,15 @@ export class ChartHost {
       this.chart.dispatchAction({ type: 'hideTip' });
       this.zoomSettled();
     });
+    if (options.onPlotClick) {
+      const onClick = options.onPlotClick;
+      this.chart.getZr().on('click', (event: { offsetX: number; offsetY: number }) => {
+        const at = [event.offsetX, event.offsetY];
+        if (!this.chart.containPixel({ gridIndex: 0 }, at)) return;
+        const [x, y] = this.chart.convertFromPixel({ gridIndex: 0 }, at) as number[];
+        if (Number.isFinite(x) && Number.isFinite(y)) onClick(x!, y!);
+      });
+    }
   }
 
   /** ECharts' own id of the instance: the same for as long as the host lives. */
@@ -83,6 +94,20 @@ export class ChartHost {
     }
     this.extent = extentOf(model.series.map((s) => s.data.x));
     return layers;
+  }
+
+  /**
+   * Make some curves stand out (their raw lines drawn wide and opaque, the others faint), or
+   * none (null): a style change of the raw lines only, merged by id, their data untouched.
+   */
+  highlight(curveIds: readonly string[], on: ReadonlySet<string> | null, normalOpacity: number): void {
+    if (this.chart.isDisposed()) return;
+    const series = curveIds.map((id) => {
+      const lit = on?.has(id) ?? false;
+      const opacity = on === null ? normalOpacity : lit ? 1 : 0.08;
+      return { id: seriesIds(id).raw, lineStyle: { opacity, width: lit ? 2 * RAW_LINE_WIDTH : RAW_LINE_WIDTH }, z: lit ? 5 : 2 };
+    });
+    this.chart.setOption({ series });
   }
 
   /** Show a window (or everything) without reporting it as the user's zoom. */

@@ -3,6 +3,9 @@ import type { ParsedSeries } from '../core/series';
 import type {
   ApiAlert,
   ApiAlertsResponse,
+  ApiGroups,
+  ApiKeys,
+  ApiRunsTable,
   ApiHistogram,
   ApiHistogramsResponse,
   ApiMetric,
@@ -16,7 +19,9 @@ import type {
   XMode,
 } from '../types/api';
 import { startEarly, takeEarly } from './earlyFetch';
+import { runsTableParams, type RunsTableQuery } from './runsQuery';
 import { columnsToParsed, decodeSeriesColumns, SERIES_MEDIA_TYPE } from './seriesBinary';
+import { encodeRunParam as runParam } from './urlState';
 
 export class ApiError extends Error {
   constructor(
@@ -36,6 +41,19 @@ export interface TextsQuery {
   afterMs?: number | null;
 }
 
+/** A search of metric keys (`GET /api/v1/keys`): words, a glob pattern or a regular expression. */
+export interface KeysQuery {
+  q: string;
+  match: 'words' | 'glob' | 'regex';
+  offset: number;
+  limit: number;
+}
+
+/** Groups of runs as one curve each (`GET /api/v1/groups/series`). */
+export interface GroupsQuery extends SeriesQuery {
+  groupBy: string;
+}
+
 export interface SeriesQuery {
   x: XMode;
   width: number;
@@ -43,9 +61,14 @@ export interface SeriesQuery {
   end?: number;
 }
 
-/** A run as the many-runs endpoints name it: `project/run`, each name URL-encoded. */
-function runParam(ref: RunRef): string {
-  return `${encodeURIComponent(ref.project)}/${encodeURIComponent(ref.run)}`;
+/** A promise that rejects as `fetch` does (an AbortError) once the signal aborts. */
+function abortable<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(new DOMException('The request was aborted', 'AbortError'));
+  return new Promise<T>((resolve, reject) => {
+    signal.addEventListener('abort', () => reject(new DOMException('The request was aborted', 'AbortError')), { once: true });
+    promise.then(resolve, reject);
+  });
 }
 
 /**
@@ -90,8 +113,9 @@ export class ApiClient {
   private async get(url: URL, accept: string, signal?: AbortSignal): Promise<Response> {
     const headers = this.headers(accept);
     // a GET started early (earlyFetch.ts) with the same URL and headers: its answer, not a second request
-    const early = signal ? undefined : takeEarly(url, headers);
-    const response = await (early ?? fetch(url, { headers, ...(signal ? { signal } : {}) }));
+    // (aborting then only drops the answer: the early request was not made with this signal)
+    const early = takeEarly(url, headers);
+    const response = await (early ? abortable(early, signal) : fetch(url, { headers, ...(signal ? { signal } : {}) }));
     if (!response.ok) {
       let detail = response.statusText;
       try {
@@ -119,6 +143,52 @@ export class ApiClient {
   /** Ask for these runs' metrics now; the next `metricsMany` of the same runs takes the answer. */
   startMetricsManyEarly(refs: readonly RunRef[]): void {
     if (refs.length > 0) startEarly(this.metricsManyUrl(refs), this.headers('application/json'));
+  }
+
+  private runsTableUrl(query: RunsTableQuery): URL {
+    const url = this.url('api/v1/runs/table');
+    for (const [k, v] of runsTableParams(query)) url.searchParams.append(k, v);
+    return url;
+  }
+
+  /** Ask for a page of the runs table now; the next `runsTable` of the same query takes the answer. */
+  startRunsTableEarly(query: RunsTableQuery): void {
+    startEarly(this.runsTableUrl(query), this.headers('application/json'));
+  }
+
+  /** One page of the runs that match a filter, filtered, sorted and paged by the bridge. */
+  runsTable(query: RunsTableQuery, signal?: AbortSignal): Promise<ApiRunsTable> {
+    return this.getJson<ApiRunsTable>(this.runsTableUrl(query), signal);
+  }
+
+  private keysUrl(refs: readonly RunRef[], query: KeysQuery): URL {
+    const url = this.url('api/v1/keys', { q: query.q, match: query.match, offset: query.offset, limit: query.limit });
+    for (const ref of refs) url.searchParams.append('run', runParam(ref));
+    return url;
+  }
+
+  /** Ask for these runs' first keys now; the next `keys` of the same runs and query takes the answer. */
+  startKeysEarly(refs: readonly RunRef[], query: KeysQuery): void {
+    if (refs.length > 0) startEarly(this.keysUrl(refs, query), this.headers('application/json'));
+  }
+
+  /** The scalar keys of these runs in sections, searched, one range of them. */
+  keys(refs: readonly RunRef[], query: KeysQuery, signal?: AbortSignal): Promise<ApiKeys> {
+    return this.getJson<ApiKeys>(this.keysUrl(refs, query), signal);
+  }
+
+  /** One key of these runs, grouped, as a mean line and a band per group, computed by the bridge. */
+  groupSeries(refs: readonly RunRef[], key: string, query: GroupsQuery, signal?: AbortSignal): Promise<ApiGroups> {
+    const url = this.url('api/v1/groups/series', {
+      key,
+      group_by: query.groupBy,
+      x: query.x,
+      start: query.start,
+      end: query.end,
+      width: query.width,
+    });
+    for (const ref of refs) url.searchParams.append('run', runParam(ref));
+    return this.getJson<ApiGroups>(url, signal);
   }
 
   async runs(signal?: AbortSignal): Promise<ApiRun[]> {

@@ -1,19 +1,18 @@
 // The page's composition root: the runs table, charts, run detail and live routing wired together in one place; each job lives in its own module.
-import { TIMING } from '../constants/defaults';
-import { groupRuns, type GroupBandKind } from '../core/groups';
-import { assignColors } from '../core/palette';
+import { DEFAULT_RUNS_SORT, TIMING } from '../constants/defaults';
+import { assignColors, PALETTE } from '../core/palette';
 import { runKey, runLabels, type RunRef } from '../core/runs';
 import { themeByName } from '../core/theme';
-import type { ApiAlert, ApiRun } from '../types/api';
+import type { ApiAlert, ApiRun, ApiRunsTable } from '../types/api';
 import type { ChartSettings } from '../types/chart';
 import { ApiClient } from './api';
 import { ChartPanel } from './chartPanel';
-import { chartsInfoText, curveSpecsFor, groupSpecsFor } from './chartSpecs';
+import { ChartSections } from './chartSections';
+import { FIRST_KEYS } from './sectionLayout';
+import { chartsInfoText } from './chartSpecs';
 import { Controls, type ControlValues } from './controls';
 import { LiveRouter } from './liveRouter';
 import { LiveSocket, type LiveState } from './liveSocket';
-import { filterMetricKeys, unionMetricKeys } from './metricKeys';
-import { loadChartsNearViewport } from './nearViewport';
 import {
   buildBanner,
   buildChartsView,
@@ -25,16 +24,19 @@ import {
   showBannerError,
   type ChartsView,
 } from './pageLayout';
-import { newestRun, type RunFilter } from './runFilter';
+import type { RunFilter } from './runFilter';
 import { RunDetail } from './runDetail';
-import { RunMetrics } from './runMetrics';
 import { RunsPanel } from './runsPanel';
+import { firstPageQuery } from './runsQuery';
 import { installTestHooks } from './testHooks';
 import { readToken, storage, TOKEN_KEY } from './token';
 import { parseViewState, serializeViewState, type PageTab, type ViewState } from './urlState';
 import { debounce } from '../utils/timers';
 
 const THEME_KEY = 'curvestream.theme';
+
+/** Runs with at most this many keys get every key pushed live (a new key makes a new chart); more: only the charts' keys. */
+const LIVE_ALL_KEYS = FIRST_KEYS;
 
 function initialTheme(): 'light' | 'dark' {
   const saved = storage()?.getItem(THEME_KEY);
@@ -48,12 +50,11 @@ function initialTheme(): 'light' | 'dark' {
  */
 export class App {
   private state: ViewState;
-  private runs: ApiRun[] = [];
+  /** The runs the page knows: the table's page of rows and the selected runs. */
+  private known = new Map<string, ApiRun>();
   private alerts: ApiAlert[] = [];
-  private readonly metrics: RunMetrics;
   private colors = new Map<string, string>();
-  private groupColors = new Map<string, string>();
-  private readonly panels = new Map<string, ChartPanel>();
+  private readonly groupColors = new Map<string, string>();
   private theme: 'light' | 'dark' = initialTheme();
   /** Pick the newest run for the user until they choose themselves. */
   private autoSelect: boolean;
@@ -66,55 +67,78 @@ export class App {
   private readonly liveRouter: LiveRouter;
   private readonly controls: Controls;
   private readonly runsPanel: RunsPanel;
+  private readonly sections: ChartSections;
   private readonly chartsView: ChartsView;
   private readonly banner: HTMLDivElement;
   private readonly detail: RunDetail;
   private readonly tabs: ReadonlyMap<PageTab, HTMLButtonElement>;
 
   private readonly reloadRunsSoon = debounce(() => void this.loadRuns(), TIMING.runsReloadMs);
-  private readonly metricsRefresh = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly refreshKeysSoon = debounce(() => void this.sections.refresh(this.state.metricFilter), TIMING.metricsRefreshMs);
+  private readonly resubscribeSoon = debounce(() => this.live.setSubscriptions(this.subscriptions()), TIMING.subscriptionsMs);
 
   constructor(private readonly root: HTMLElement) {
     this.state = parseViewState(window.location.search || window.location.hash);
     this.autoSelect = this.state.runs.length === 0;
     this.api = new ApiClient(document.baseURI, readToken);
-    this.metrics = new RunMetrics((refs) => this.api.metricsMany(refs), (error) => this.showError(error));
-    // the runs the URL names: their metrics are asked for before the page is built, their curves right after
-    void this.metrics.load(this.state.runs);
+    this.colors = assignColors(this.state.runs.map(runKey), this.colors);
     this.live = new LiveSocket(() => this.api.liveUrl(), {
       onMessage: (m) => this.liveRouter.route(m),
       onState: (s, reconnected) => this.onLiveState(s, reconnected),
     });
     this.controls = new Controls(this.controlValues(), (v) => this.onControls(v), () => this.toggleTheme());
-    this.runsPanel = new RunsPanel(this.filter(), this.state.runs, {
+    this.runsPanel = new RunsPanel(this.filter(), this.state.sort, this.state.runs, {
       onSelectionChange: (refs) => {
         this.autoSelect = false;
-        this.setSelection(refs);
+        void this.setSelection(refs);
       },
-      onFilterChange: (f) => {
+      onFilterChange: (f, sort) => {
         Object.assign(this.state, f);
+        this.state.sort = sort;
         this.writeUrl();
       },
+      loadPage: (query, signal) => this.api.runsTable(query, signal),
+      onPage: (answer) => void this.onRunsPage(answer),
+      onError: (error) => this.showError(error),
     });
-    this.chartsView = buildChartsView(this.state, {
-      onMetricFilter: (text) => {
-        this.state.metricFilter = text;
+    this.sections = new ChartSections(this.state.folded, {
+      fetchKeys: (refs, query, signal) => this.api.keys(refs, query, signal),
+      makePanel: (key) =>
+        new ChartPanel(key, this.chartSettings(), this.state.zoom, {
+          api: this.api,
+          onUserZoom: (window, source) => this.onZoom(window, source),
+        }),
+      fillPanel: (panel, runs, origins) => this.fillPanel(panel, runs, origins),
+      onFoldChange: (folded) => {
+        this.state.folded = folded;
         this.writeUrl();
-        this.syncCharts();
       },
-      onGroupBy: (groupBy) => {
-        this.state.groupBy = groupBy;
-        this.writeUrl();
-        this.syncCharts();
-      },
-      onGroupBand: (band) => {
-        this.state.groupBand = band;
-        this.writeUrl();
-        this.syncCharts();
-      },
-      onResetZoom: () => this.onZoom(null, null),
+      onChange: () => this.onChartsChange(),
+      onError: (error) => this.showError(error),
     });
-    fillGroupBy(this.chartsView.groupBy, this.runs, this.state.groupBy);
+    this.chartsView = buildChartsView(
+      this.state,
+      {
+        onMetricFilter: (text) => {
+          this.state.metricFilter = text;
+          this.writeUrl();
+          void this.sections.show(this.state.runs, text);
+        },
+        onGroupBy: (groupBy) => {
+          this.state.groupBy = groupBy;
+          this.writeUrl();
+          this.sections.fillAll();
+        },
+        onGroupBand: (band) => {
+          this.state.groupBand = band;
+          this.writeUrl();
+          this.sections.fillAll();
+        },
+        onResetZoom: () => this.onZoom(null, null),
+      },
+      this.sections.root,
+    );
+    fillGroupBy(this.chartsView.groupBy, [], this.state.groupBy);
     this.banner = buildBanner();
     this.detail = new RunDetail(this.api, themeByName(this.theme), {
       onFocusChange: (ref) => {
@@ -124,17 +148,18 @@ export class App {
     });
     this.liveRouter = new LiveRouter({
       appendToChart: (runId, frame) => {
-        const panel = this.panels.get(frame.key);
+        const panel = this.sections.panels.get(frame.key);
         panel?.appendLive(runId, frame);
-        return panel !== undefined;
+        // a key laid out without a chart now (scrolled away, folded) is no new key
+        return panel !== undefined || this.sections.knows(frame.key);
       },
       refreshCurves: (runId) => {
-        for (const panel of this.panels.values()) panel.refreshCurve(runId);
+        for (const panel of this.sections.panels.values()) panel.refreshCurve(runId);
       },
       isSelected: (runId) => this.state.runs.some((r) => runKey(r) === runId),
-      refreshMetricsSoon: (ref) => this.refreshMetricsSoon(ref),
-      run: (runId) => this.runs.find((r) => runKey(r) === runId),
-      runsChanged: () => this.runsPanel.setRuns(this.runs),
+      refreshMetricsSoon: () => this.refreshKeysSoon(),
+      run: (runId) => this.known.get(runId),
+      runsChanged: () => this.runsPanel.refresh(),
       reloadRunsSoon: () => this.reloadRunsSoon(),
       alert: (alert) => this.onAlert(alert),
       detail: this.detail,
@@ -150,13 +175,18 @@ export class App {
     });
     this.applyTheme();
     this.showTab();
+    this.detail.setRuns(this.state.runs, runLabels(this.state.runs), this.state.focus);
+    // the runs the URL names: their keys are asked for before the runs list answers, their curves right after
+    void this.sections.show(this.state.runs, this.state.metricFilter);
     installTestHooks({
-      charts: () => [...this.panels.values()].map((p) => p.snapshot()),
-      chart: (key) => this.panels.get(key)?.snapshot() ?? null,
-      drawnSeries: (key) => this.panels.get(key)?.drawnSeries() ?? null,
-      curvePoints: (key) => this.panels.get(key)?.curvePoints() ?? null,
+      charts: () => [...this.sections.panels.values()].map((p) => p.snapshot()),
+      chart: (key) => this.sections.panels.get(key)?.snapshot() ?? null,
+      drawnSeries: (key) => this.sections.panels.get(key)?.drawnSeries() ?? null,
+      curvePoints: (key) => this.sections.panels.get(key)?.curvePoints() ?? null,
+      groupBands: (key) => this.sections.panels.get(key)?.groupBands() ?? null,
+      sections: () => this.sections.describe(),
       selected: () => this.state.runs.map((r) => ({ ...r })),
-      runs: () => this.runs.map((r) => ({ project: r.project, run: r.run, state: r.state })),
+      runs: () => [...this.known.values()].map((r) => ({ project: r.project, run: r.run, state: r.state })),
       live: () => this.liveState,
       zoom: () => this.state.zoom,
     });
@@ -167,10 +197,7 @@ export class App {
     this.live.setSubscriptions(this.subscriptions());
     // poll the runs list only while the live socket cannot tell us about new runs
     setInterval(() => void this.pollWhileOffline(), TIMING.runsPollMs);
-    const runs = this.loadRuns();
-    if (this.state.runs.length === 0) await runs; // it may pick the newest run
-    // runs named by the URL: their curves need not wait for the runs list
-    await Promise.all([runs, this.setSelection(this.state.runs)]);
+    await this.loadRuns();
   }
 
   // ---- runs and selection ----
@@ -189,43 +216,56 @@ export class App {
     } catch {
       return;
     }
-    for (const panel of this.panels.values()) panel.setAlerts(this.alerts);
+    for (const panel of this.sections.panels.values()) panel.setAlerts(this.alerts);
   }
 
   private onAlert(alert: ApiAlert): void {
     this.alerts = [...this.alerts.filter((a) => a.id !== alert.id), alert];
-    const run = this.runs.find((r) => r.project === alert.project && r.run === alert.run);
+    const run = this.known.get(runKey(alert));
     if (run) {
       run.alerts_firing = this.alerts.filter(
         (a) => a.project === run.project && a.run === run.run && a.state === 'firing',
       ).length;
-      this.runsPanel.setRuns(this.runs);
+      this.runsPanel.refresh();
     }
-    for (const panel of this.panels.values()) panel.setAlerts(this.alerts);
+    // with "firing alerts" on, the table's rows follow the alerts
+    if (this.state.alerting) this.reloadRunsSoon();
+    for (const panel of this.sections.panels.values()) panel.setAlerts(this.alerts);
   }
 
   private async loadRuns(): Promise<void> {
     if (this.liveState !== 'open') this.runsAskedBeforeLive = true;
-    try {
-      this.runs = await this.api.runs();
-      hideBanner(this.banner);
-    } catch (error) {
-      this.showError(error);
-      return;
-    }
-    this.liveRouter.noteRuns(this.runs);
-    this.runsPanel.setRuns(this.runs);
+    await this.runsPanel.reload();
+  }
+
+  /** A page of the runs table came: its runs and the selected ones are the runs the page knows now. */
+  private async onRunsPage(answer: ApiRunsTable): Promise<void> {
+    hideBanner(this.banner);
+    const runs = [...answer.runs, ...answer.selected];
+    this.known = new Map(runs.map((r) => [runKey(r), r]));
+    this.liveRouter.noteRuns(runs);
     void this.loadAlerts();
-    fillGroupBy(this.chartsView.groupBy, this.runs, this.state.groupBy);
-    if (this.state.groupBy) this.syncCharts(); // group members may have changed
-    if (this.autoSelect && this.state.runs.length === 0) {
-      const newest = newestRun(this.runs);
-      if (newest) {
-        this.autoSelect = false;
+    fillGroupBy(this.chartsView.groupBy, answer.facets.config_keys, this.state.groupBy);
+    if (this.autoSelect && this.state.runs.length === 0 && answer.total > 0) {
+      this.autoSelect = false;
+      const newest = await this.newestRun(answer);
+      if (newest && this.state.runs.length === 0) {
         const refs = [{ project: newest.project, run: newest.run }];
         this.runsPanel.setSelected(refs);
         await this.setSelection(refs);
       }
+    }
+  }
+
+  /** The newest run of all: the first row when the table shows every run newest first, else asked for. */
+  private async newestRun(answer: ApiRunsTable): Promise<ApiRun | null> {
+    if (answer.sort === DEFAULT_RUNS_SORT && answer.offset === 0 && answer.matched === answer.total) return answer.runs[0] ?? null;
+    const noFilter: RunFilter = { search: '', tag: '', group: '', configKey: '', configValue: '', alerting: false };
+    try {
+      return (await this.api.runsTable({ ...firstPageQuery(noFilter, DEFAULT_RUNS_SORT, []), limit: 1 })).runs[0] ?? null;
+    } catch (error) {
+      this.showError(error);
+      return null;
     }
   }
 
@@ -239,7 +279,7 @@ export class App {
     for (const ref of this.state.runs) {
       const id = runKey(ref);
       if (this.liveRouter.isStopped(id)) continue;
-      for (const panel of this.panels.values()) panel.refreshCurve(id);
+      for (const panel of this.sections.panels.values()) panel.refreshCurve(id);
       this.detail.activity(ref);
     }
   }
@@ -249,26 +289,14 @@ export class App {
     this.colors = assignColors(this.state.runs.map(runKey), this.colors);
     this.writeUrl();
     this.live.setSubscriptions(this.subscriptions());
-    await this.metrics.load(this.state.runs);
-    this.syncCharts();
+    this.detail.setRuns(this.state.runs, runLabels(this.state.runs), this.state.focus);
+    await this.sections.show(this.state.runs, this.state.metricFilter);
   }
 
-  /** A live frame named a key we have no chart for: look at that run's metrics again, soon. */
-  private refreshMetricsSoon(ref: RunRef): void {
-    const key = runKey(ref);
-    if (this.metricsRefresh.has(key)) return;
-    this.metricsRefresh.set(
-      key,
-      setTimeout(async () => {
-        await this.metrics.load([ref], true);
-        this.metricsRefresh.delete(key);
-        this.syncCharts();
-      }, TIMING.metricsRefreshMs),
-    );
-  }
-
+  /** What the live socket pushes: every key of runs with few, only the charts' keys of runs with many. */
   private subscriptions() {
-    return this.state.runs.map((r) => ({ project: r.project, run: r.run, keys: null }));
+    const keys = this.sections.total <= LIVE_ALL_KEYS ? null : [...this.sections.panels.keys()];
+    return this.state.runs.map((r) => ({ project: r.project, run: r.run, keys }));
   }
 
   // ---- charts ----
@@ -285,48 +313,34 @@ export class App {
     };
   }
 
-  /** One chart per metric key of the selected runs, each with the runs that have that key. */
-  private syncCharts(): void {
-    const selected = this.state.runs;
-    const lists = selected.map((r) => this.metrics.get(r) ?? []);
-    const allKeys = unionMetricKeys(lists);
-    const keys = filterMetricKeys(allKeys, this.state.metricFilter);
-    const labels = runLabels(selected);
-    const settings = this.chartSettings();
-    const groups = this.state.groupBy ? groupRuns(selected, this.runs, this.state.groupBy) : null;
-    if (groups) this.groupColors = assignColors(groups.map((g) => g.id), this.groupColors);
-    this.detail.setRuns(selected, labels, this.state.focus);
+  /** A chart's curves: the selected runs that logged its key, in selection order, named and coloured. */
+  private fillPanel(panel: ChartPanel, runs: RunRef[], originsMs: ReadonlyMap<string, number | null>): void {
+    const labels = runLabels(this.state.runs);
+    panel.setCurves(
+      runs.map((ref) => {
+        const id = runKey(ref);
+        return { ref, id, name: labels.get(id) ?? ref.run, color: this.colors.get(id) ?? '#888', originMs: originsMs.get(id) ?? null };
+      }),
+    );
+    const groupBy = this.state.groupBy;
+    panel.setGroups(groupBy ? { groupBy, colorOf: (id) => this.groupColor(id) } : null, this.state.groupBand);
+    panel.setAlerts(this.alerts);
+  }
 
-    for (const [key, panel] of this.panels) {
-      if (!keys.includes(key)) {
-        panel.dispose();
-        this.panels.delete(key);
-      }
+  /** A group's colour, the same on every chart: the palette's colours in the order groups are first seen. */
+  private groupColor(id: string): string {
+    let color = this.groupColors.get(id);
+    if (color === undefined) {
+      color = PALETTE[this.groupColors.size % PALETTE.length]!;
+      this.groupColors.set(id, color);
     }
-    let previous: HTMLElement | null = null;
-    for (const key of keys) {
-      let panel = this.panels.get(key);
-      if (!panel) {
-        panel = new ChartPanel(key, settings, this.state.zoom, {
-          api: this.api,
-          onUserZoom: (window, source) => this.onZoom(window, source),
-        });
-        this.panels.set(key, panel);
-      }
-      // keep page order = key order
-      const grid = this.chartsView.grid;
-      const anchor: ChildNode | null = previous ? previous.nextSibling : grid.firstChild;
-      if (panel.root !== anchor) grid.insertBefore(panel.root, anchor);
-      previous = panel.root;
+    return color;
+  }
 
-      const specs = curveSpecsFor(key, selected, lists, labels, this.colors);
-      panel.setCurves(specs);
-      panel.setGroups(groups ? groupSpecsFor(groups, specs, this.groupColors) : null, this.state.groupBand);
-      panel.setAlerts(this.alerts);
-    }
-
-    this.chartsView.info.textContent = chartsInfoText(selected.length, allKeys.length, keys.length);
-    loadChartsNearViewport(this.panels.values());
+  /** Keys were listed, or the charts that exist changed (the page scrolled): the line above, the live keys. */
+  private onChartsChange(): void {
+    this.chartsView.info.textContent = chartsInfoText(this.state.runs.length, this.sections.total, this.sections.matched);
+    this.resubscribeSoon();
   }
 
   private setTab(tab: PageTab): void {
@@ -346,7 +360,7 @@ export class App {
   private onZoom(window: [number, number] | null, source: ChartPanel | null): void {
     this.state.zoom = window;
     this.writeUrl();
-    for (const panel of this.panels.values()) if (panel !== source) panel.setWindow(window);
+    for (const panel of this.sections.panels.values()) if (panel !== source) panel.setWindow(window);
   }
 
   private onControls(values: ControlValues): void {
@@ -355,7 +369,7 @@ export class App {
     if (modeChanged) this.state.zoom = null; // the old window is in other units
     this.writeUrl();
     const settings = this.chartSettings();
-    for (const panel of this.panels.values()) panel.setSettings(settings, this.state.zoom);
+    for (const panel of this.sections.panels.values()) panel.setSettings(settings, this.state.zoom);
   }
 
   private controlValues(): ControlValues {
@@ -375,7 +389,7 @@ export class App {
       void this.loadRuns();
     }
     if (reconnected) {
-      for (const panel of this.panels.values()) panel.refreshAll();
+      for (const panel of this.sections.panels.values()) panel.refreshAll();
       for (const ref of this.state.runs) this.detail.activity(ref);
     }
   }
@@ -394,7 +408,7 @@ export class App {
     this.applyTheme();
     this.detail.setTheme(themeByName(this.theme));
     const settings = this.chartSettings();
-    for (const panel of this.panels.values()) panel.setSettings(settings, this.state.zoom);
+    for (const panel of this.sections.panels.values()) panel.setSettings(settings, this.state.zoom);
   }
 
   private applyTheme(): void {

@@ -1,51 +1,74 @@
 /** What one chart of the page draws: a curve per run, or a mean line and band per group of runs. */
 import { alertMarkers } from '../core/alerts';
-import { aggregateBand, aggregateCurves, aggregateMeanSeries, type GroupBandKind } from '../core/groups';
+import type { GroupBandKind } from '../core/groups';
 import { drawnRangeOf, xExtentOf } from '../core/lineRange';
-import type { ApiAlert } from '../types/api';
-import type { ChartModel, ChartSeriesInput, ChartSettings } from '../types/chart';
+import { parseApiNumbers } from '../core/numbers';
+import type { ApiAlert, ApiGroup, ApiGroups, XMode } from '../types/api';
+import type { Band, ChartModel, ChartSeriesInput, ChartSettings, SeriesData } from '../types/chart';
 import { drawnData, type Curve } from './curveLoading';
 
-/** Several runs drawn as one mean line with a band (a sweep's runs with the same config value). */
-export interface GroupSpec {
-  id: string;
-  name: string;
-  color: string;
-  /** Curve ids (run keys) of the group's runs. */
-  memberIds: string[];
+/** Groups of runs as the bridge computed them (`GET /api/v1/groups/series`), drawn as a mean line and a band each. */
+export interface GroupView {
+  /** Null until the bridge answered. */
+  answer: ApiGroups | null;
+  band: GroupBandKind;
+  colorOf(id: string): string;
+}
+
+/** A group's series id: stable for a grouping and a value. */
+export function groupId(groupBy: string, value: string | null): string {
+  return `group:${JSON.stringify([groupBy, value])}`;
+}
+
+/** A group's legend name: its label and how many runs it averages. */
+export function groupName(group: Pick<ApiGroup, 'label' | 'runs'>): string {
+  const n = group.runs.length;
+  return `${group.label} (${n === 1 ? '1 run' : `${n} runs`})`;
+}
+
+/** The mean line of a group: a point per pixel column where its runs have a value. */
+export function groupMean(group: ApiGroup, mode: XMode): SeriesData {
+  const x = group.columns.x.slice();
+  return {
+    x,
+    y: parseApiNumbers(group.columns.mean),
+    step: mode === 'step' ? x.map(Math.round) : x.map(() => NaN),
+    timeMs: mode === 'time' ? x.slice() : x.map(() => NaN),
+  };
+}
+
+/** A group's band: its runs' min–max per column, or the mean ± one standard deviation. */
+export function groupBand(group: ApiGroup, kind: GroupBandKind): Band {
+  const x = group.columns.x.slice();
+  if (kind === 'minmax') return { x, lo: parseApiNumbers(group.columns.min), hi: parseApiNumbers(group.columns.max) };
+  const mean = parseApiNumbers(group.columns.mean);
+  const std = parseApiNumbers(group.columns.std);
+  return { x, lo: mean.map((m, i) => m - std[i]!), hi: mean.map((m, i) => m + std[i]!) };
 }
 
 export interface ChartContent {
   key: string;
   curves: ReadonlyMap<string, Curve>;
   /** Null: one curve per run. */
-  groups: readonly GroupSpec[] | null;
-  band: GroupBandKind;
+  groups: GroupView | null;
   settings: ChartSettings;
   widthPx: number;
   window: [number, number] | null;
   /** Alerts of the page's runs: marked on their curves (not on group means). */
   alerts?: readonly ApiAlert[];
+  /** The chart's own legend is off (the card shows one of its own: many curves). */
+  legend?: boolean;
 }
 
-function groupInputs(content: ChartContent, groups: readonly GroupSpec[]): { series: ChartSeriesInput[]; nonFinite: number } {
+function groupInputs(view: GroupView, mode: XMode): { series: ChartSeriesInput[]; nonFinite: number } {
+  const answer = view.answer;
+  if (!answer) return { series: [], nonFinite: 0 };
   let nonFinite = 0;
-  const series = groups.map((g) => {
-    const members = g.memberIds.flatMap((id) => {
-      const curve = content.curves.get(id);
-      return curve ? [curve] : [];
-    });
-    const aggregate = aggregateCurves(members.map(drawnData));
-    nonFinite += aggregate.nonFinite;
-    const spacings = members.flatMap((c) => (c.dxRef === undefined ? [] : [c.dxRef]));
-    return {
-      id: g.id,
-      name: g.name,
-      color: g.color,
-      data: aggregateMeanSeries(aggregate),
-      band: aggregateBand(aggregate, content.band),
-      ...(spacings.length ? { dxRef: spacings.reduce((a, b) => a + b, 0) / spacings.length } : {}),
-    };
+  const series = answer.groups.flatMap((g) => {
+    if (g.runs.length === 0) return [];
+    nonFinite += g.non_finite;
+    const id = groupId(answer.group_by, g.value);
+    return [{ id, name: groupName(g), color: view.colorOf(id), data: groupMean(g, mode), band: groupBand(g, view.band) }];
   });
   return { series, nonFinite };
 }
@@ -90,7 +113,7 @@ export function answeredExtent(
 
 /** The chart core's model of a chart; `groupNonFinite`: values the group means left out. */
 export function chartModelOf(content: ChartContent): { model: ChartModel; groupNonFinite: number } {
-  const grouped = content.groups ? groupInputs(content, content.groups) : null;
+  const grouped = content.groups ? groupInputs(content.groups, content.settings.xMode) : null;
   const series =
     grouped?.series ??
     [...content.curves.values()].map((c) => ({
@@ -115,6 +138,7 @@ export function chartModelOf(content: ChartContent): { model: ChartModel; groupN
       // the page draws again when a zoom leaves this range (ChartPanel.applyZoomToChart)
       drawnRange: drawnRangeOf(window, xExtentOf(series.map((s) => s.data))),
       title: content.key,
+      ...(content.legend === false ? { legend: false } : {}),
     },
     groupNonFinite: grouped?.nonFinite ?? 0,
   };

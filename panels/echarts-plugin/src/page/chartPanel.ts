@@ -8,12 +8,23 @@ import { plotWidthPx } from '../core/options';
 import { ChartHost } from '../host/chartHost';
 import type { DrawnSeries } from '../host/drawnSeries';
 import { sameWindow } from '../host/zoom';
-import type { ApiAlert, LiveSeriesFrame } from '../types/api';
+import { nearestIndex } from '../core/tooltip';
+import type { ApiAlert, ApiGroups, LiveSeriesFrame } from '../types/api';
 import type { ChartModel, ChartSettings } from '../types/chart';
 import { throttle } from '../utils/timers';
 import type { ApiClient, SeriesQuery } from './api';
-import { chartModelOf, type GroupSpec } from './chartModel';
-import { cardSummary, curveSnapshot, groupSnapshots, writeCardSummary, type ChartSnapshot, type ChartState, type CurvePoints } from './chartSnapshot';
+import { CardLegend, ECHARTS_LEGEND_MAX, lastFinite } from './chartLegend';
+import { chartModelOf, groupBand, groupId, groupName, type GroupView } from './chartModel';
+import {
+  cardSummary,
+  curveSnapshot,
+  groupSnapshots,
+  writeCardSummary,
+  type ChartSnapshot,
+  type ChartState,
+  type CurvePoints,
+  type GroupBands,
+} from './chartSnapshot';
 import {
   cancelLoad,
   drawnData,
@@ -28,12 +39,17 @@ import {
   type Curve,
   type CurveSpec,
 } from './curveLoading';
-import { el } from './dom';
+import { clear, el } from './dom';
 import { loadECharts } from './echartsLoader';
 import { isNearViewport, NEAR_VIEWPORT_PX } from './nearViewport';
 
 export type { CurveSpec } from './curveLoading';
-export type { GroupSpec } from './chartModel';
+
+/** How a chart groups its runs: by what, and each group's colour (the same on every chart). */
+export interface GroupRequest {
+  groupBy: string;
+  colorOf(id: string): string;
+}
 
 /** What a chart needs from the page around it. */
 export interface ChartPanelContext {
@@ -65,9 +81,16 @@ export class ChartPanel {
   private onScreen = false;
   /** A render was skipped while off screen: `true` when it was a structure change. */
   private pendingRender: boolean | null = null;
-  private groups: GroupSpec[] | null = null;
+  /** Grouping: the bridge's groups of the chart's runs are drawn instead of the runs (no curve is loaded). */
+  private groups: GroupView | null = null;
+  private groupBy: string | null = null;
+  private groupLoad: AbortController | null = null;
+  private groupError: string | null = null;
   private alerts: readonly ApiAlert[] = [];
-  private groupBand: GroupBandKind = 'minmax';
+  private readonly legend: CardLegend;
+  /** Curves the legend makes stand out; null: none. */
+  private highlighted: Set<string> | null = null;
+  private readonly groupRunsEl: HTMLDivElement;
   private renders = 0;
   /**
    * The user's gesture moved the window and ECharts shows it already, in its own terms (a fraction of
@@ -85,6 +108,8 @@ export class ChartPanel {
   private readonly renderSoon = throttle(() => this.render(false), TIMING.liveDrawMs);
   // the answers of several curves' queries (a first load, a zoom) come one by one: see drawAnswer()
   private readonly drawAnswersSoon = throttle(() => this.render(false), TIMING.answersDrawMs);
+  // live points of grouped runs: the groups are asked for again, at most this often
+  private readonly regroupSoon = throttle(() => void this.loadGroups(), TIMING.groupLiveMs);
 
   constructor(
     readonly key: string,
@@ -97,6 +122,8 @@ export class ChartPanel {
     this.modeBadge = el('span', { class: 'badge mode', 'data-testid': TEST_IDS.chartMode, title: '' });
     this.notesEl = el('span', { class: 'chart-notes', 'data-testid': TEST_IDS.chartNotes });
     this.messageEl = el('div', { class: 'chart-message', hidden: true });
+    this.legend = new CardLegend((ids) => this.highlight(ids));
+    this.groupRunsEl = el('div', { class: 'group-runs', 'data-testid': TEST_IDS.groupRuns, hidden: true });
     const reset = el('button', {
       class: 'icon-button',
       type: 'button',
@@ -111,6 +138,8 @@ export class ChartPanel {
       { class: 'chart-card', 'data-testid': chartTestId(key), 'data-key': key },
       el('header', { class: 'chart-head' }, el('h3', { title: key, text: key }), this.modeBadge, this.notesEl, reset),
       this.canvas,
+      this.legend.root,
+      this.groupRunsEl,
       this.messageEl,
     );
     this.writeAttributes();
@@ -141,10 +170,12 @@ export class ChartPanel {
 
   setCurves(specs: readonly CurveSpec[]): void {
     const wanted = new Set(specs.map((s) => s.id));
+    let removed = false;
     for (const [id, curve] of this.curves) {
       if (!wanted.has(id)) {
         cancelLoad(curve);
         this.curves.delete(id);
+        removed = true;
       }
     }
     const added: Curve[] = [];
@@ -161,13 +192,35 @@ export class ChartPanel {
       added.push(curve);
     }
     this.render(true);
-    if (this.visible) void this.load(added, true);
+    if (!this.visible) return;
+    if (this.groupBy === null) void this.load(added, true);
+    else if (added.length > 0 || removed) void this.loadGroups();
   }
 
-  /** Draw these groups (mean line and band each) instead of one curve per run; null = one curve per run. */
-  setGroups(groups: readonly GroupSpec[] | null, band: GroupBandKind): void {
-    this.groups = groups ? groups.map((g) => ({ ...g, memberIds: [...g.memberIds] })) : null;
-    this.groupBand = band;
+  /**
+   * Draw the runs' groups (a mean line and a band each, computed by the bridge) instead of one
+   * curve per run; null = one curve per run.
+   */
+  setGroups(groups: GroupRequest | null, band: GroupBandKind): void {
+    const before = this.groupBy;
+    this.groupBy = groups?.groupBy ?? null;
+    if (!groups) {
+      this.groups = null;
+      this.groupLoad?.abort();
+      this.groupLoad = null;
+      this.groupError = null;
+      this.groupRunsEl.hidden = true;
+      this.render(true);
+      if (before !== null && this.visible) this.reloadAll(); // the runs' curves were not loaded while grouped
+      return;
+    }
+    const changed = before !== groups.groupBy;
+    this.groups = { answer: changed ? null : (this.groups?.answer ?? null), band, colorOf: groups.colorOf };
+    if (changed) {
+      for (const curve of this.curves.values()) cancelLoad(curve);
+      this.groupRunsEl.hidden = true;
+      if (this.visible) void this.loadGroups();
+    }
     this.render(true);
   }
 
@@ -206,13 +259,20 @@ export class ChartPanel {
 
   appendLive(curveId: string, frame: LiveSeriesFrame): void {
     const curve = this.curves.get(curveId);
-    if (curve && receiveLive(curve, frame, this.view())) this.renderSoon();
+    if (!curve) return;
+    if (this.groupBy !== null) {
+      if (this.visible) this.regroupSoon();
+      return;
+    }
+    if (receiveLive(curve, frame, this.view())) this.renderSoon();
   }
 
   /** Load one run's curve again (after it finished, or after a reconnect). */
   refreshCurve(curveId: string): void {
     const curve = this.curves.get(curveId);
-    if (curve && this.visible) void this.load([curve], true);
+    if (!curve || !this.visible) return;
+    if (this.groupBy !== null) this.regroupSoon();
+    else void this.load([curve], true);
   }
 
   refreshAll(): void {
@@ -221,8 +281,7 @@ export class ChartPanel {
 
   /** What the chart shows now, computed when asked (tests and benchmarks read it), never per drawing. */
   snapshot(): ChartSnapshot {
-    const series = [...this.curves.values()].map((c) => curveSnapshot(c, this.window));
-    const curveName = (id: string) => this.curves.get(id)?.name ?? id;
+    const series = this.groupBy === null ? [...this.curves.values()].map((c) => curveSnapshot(c, this.window)) : [];
     return {
       key: this.key,
       state: this.state,
@@ -236,7 +295,7 @@ export class ChartPanel {
       series,
       markers: (this.lastModel?.series ?? []).flatMap((s) =>
         (s.markers ?? []).map((m) => ({ series: s.name, kind: m.kind, x: m.x, window: m.window ?? null }))),
-      groups: this.groups ? groupSnapshots(this.groups, this.groupBand, this.lastModel?.series ?? [], curveName, this.window) : [],
+      groups: this.groups?.answer ? groupSnapshots(this.groups.answer, this.groups.band, this.lastModel?.series ?? [], this.window) : [],
       renders: this.renders,
     };
   }
@@ -249,6 +308,24 @@ export class ChartPanel {
     });
   }
 
+  /** The groups' bands as drawn, with the pixel columns the bridge computed them for; null when not grouping. */
+  groupBands(): GroupBands | null {
+    const answer = this.groups?.answer;
+    if (!answer || !this.groups) return null;
+    const band = this.groups.band;
+    return {
+      start: answer.start,
+      end: answer.end,
+      width: answer.width,
+      x: answer.x,
+      band,
+      groups: answer.groups.map((g) => {
+        const drawn = groupBand(g, band);
+        return { name: groupName(g), runs: g.runs.map((r) => ({ ...r })), column: g.columns.column.slice(), x: drawn.x, lo: drawn.lo, hi: drawn.hi };
+      }),
+    };
+  }
+
   /** The series ECharts holds now (empty before the chart exists). */
   drawnSeries(): DrawnSeries[] {
     return this.chart?.drawnSeries() ?? [];
@@ -258,6 +335,8 @@ export class ChartPanel {
     this.disposed = true;
     this.renderSoon.cancel();
     this.drawAnswersSoon.cancel();
+    this.regroupSoon.cancel();
+    this.groupLoad?.abort();
     for (const curve of this.curves.values()) cancelLoad(curve);
     this.resizeObserver.disconnect();
     this.intersectionObserver.disconnect();
@@ -276,14 +355,93 @@ export class ChartPanel {
     this.reloadAll();
     void loadECharts().then(({ init }) => {
       if (this.disposed) return;
-      this.chart = new ChartHost(this.canvas, { init, zoomSettle: 'task', onUserZoom: (w) => this.finishUserZoom(w, true) });
+      this.chart = new ChartHost(this.canvas, {
+        init,
+        zoomSettle: 'task',
+        onUserZoom: (w) => this.finishUserZoom(w, true),
+        onPlotClick: (x, y) => this.showGroupAt(x, y),
+      });
       this.resizeObserver.observe(this.canvas);
       this.render(true);
     });
   }
 
   private reloadAll(): void {
-    void this.load([...this.curves.values()], true);
+    if (this.groupBy !== null) void this.loadGroups();
+    else void this.load([...this.curves.values()], true);
+  }
+
+  /** Ask the bridge for the groups of the chart's runs at the plot's width (and zoom). */
+  private async loadGroups(): Promise<void> {
+    const groupBy = this.groupBy;
+    if (groupBy === null || !this.groups || !this.visible) return;
+    this.groupLoad?.abort();
+    const controller = new AbortController();
+    this.groupLoad = controller;
+    const refs = [...this.curves.values()].map((c) => c.ref);
+    const bounds = this.window ? queryBounds(this.settings.xMode, this.window) : null;
+    const query = { groupBy, x: this.settings.xMode, width: this.widthPx, ...(bounds ? { start: bounds[0], end: bounds[1] } : {}) };
+    this.writeState();
+    let answer: ApiGroups | null = null;
+    try {
+      answer = refs.length > 0 ? await this.context.api.groupSeries(refs, this.key, query, controller.signal) : null;
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      this.groupError = error instanceof Error ? error.message : String(error);
+    } finally {
+      if (this.groupLoad === controller) this.groupLoad = null;
+    }
+    if (controller.signal.aborted || this.groupBy !== groupBy || !this.groups) return;
+    if (answer) this.groupError = null;
+    const ids = (a: ApiGroups | null) => (a ? a.groups.map((g) => groupId(a.group_by, g.value)).join('\n') : '');
+    const structure = ids(answer) !== ids(this.groups.answer);
+    this.groups.answer = answer ?? this.groups.answer;
+    this.render(structure);
+  }
+
+  /** A click in the plot: the runs of the group whose band is there (the narrowest of those that are). */
+  private showGroupAt(x: number, y: number): void {
+    const answer = this.groups?.answer;
+    if (!answer || !this.lastModel) return;
+    let best: { name: string; runs: { project: string; run: string }[]; width: number } | null = null;
+    for (const series of this.lastModel.series) {
+      const band = series.band;
+      if (!band || band.x.length === 0) continue;
+      const i = nearestIndex(band.x, x);
+      const lo = band.lo[i]!;
+      const hi = band.hi[i]!;
+      if (!(lo <= y && y <= hi)) continue;
+      const group = answer.groups.find((g) => groupId(answer.group_by, g.value) === series.id);
+      if (group && (best === null || hi - lo < best.width)) best = { name: series.name, runs: group.runs, width: hi - lo };
+    }
+    if (!best) {
+      this.groupRunsEl.hidden = true;
+      return;
+    }
+    clear(this.groupRunsEl);
+    const close = el('button', { type: 'button', class: 'icon-button', title: 'Close', text: '×' });
+    close.addEventListener('click', () => {
+      this.groupRunsEl.hidden = true;
+    });
+    const list = el('ul', {});
+    for (const run of best.runs) {
+      list.append(el('li', { 'data-project': run.project, 'data-run': run.run, title: `${run.project}/${run.run}`, text: run.run }));
+    }
+    this.groupRunsEl.append(el('div', { class: 'group-runs-head' }, el('strong', { text: best.name }), close), list);
+    this.groupRunsEl.dataset.group = best.name;
+    this.groupRunsEl.hidden = false;
+  }
+
+  /** The legend's hover or search: these curves stand out on the chart (null: none). */
+  private highlight(ids: string[] | null): void {
+    this.highlighted = ids ? new Set(ids) : null;
+    this.applyHighlight();
+  }
+
+  private applyHighlight(): void {
+    if (!this.chart || !this.lastModel || this.groupBy !== null) return;
+    const normal = this.layers?.smoothingOn ? 0.3 : 1;
+    this.chart.highlight(this.lastModel.series.map((s) => s.id), this.highlighted, normal);
   }
 
   private view(): ChartView {
@@ -316,6 +474,10 @@ export class ChartPanel {
 
   private queryDetails(): void {
     if (!this.visible) return;
+    if (this.groupBy !== null) {
+      void this.loadGroups();
+      return;
+    }
     // zooming back out to everything asks for the whole series again
     void this.load([...this.curves.values()], this.window === null);
   }
@@ -383,15 +545,16 @@ export class ChartPanel {
     }
     const full = structure || this.pendingRender === true;
     this.pendingRender = null;
+    const ownLegend = this.groupBy === null && this.curves.size > ECHARTS_LEGEND_MAX;
     const { model, groupNonFinite } = chartModelOf({
       key: this.key,
       curves: this.curves,
-      groups: this.groups,
-      band: this.groupBand,
+      groups: this.groupBy !== null ? this.groups : null,
       settings: this.settings,
       widthPx: this.widthPx,
       window: this.window,
       alerts: this.alerts,
+      legend: !ownLegend,
     });
     // an answer over a range wider than the window (columns snapped to rollup buckets) is shown over that range
     withWindow ||= !sameWindow(model.xWindow ?? null, this.shownWindow);
@@ -406,20 +569,23 @@ export class ChartPanel {
       this.windowToHold = false;
       if (withWindow || full) this.shownWindow = model.xWindow ?? null;
       this.chart.draw(model, full, layers, withWindow);
+      if (this.highlighted) this.applyHighlight();
     }
+    this.legend.setEntries(ownLegend ? model.series.map((s) => ({ id: s.id, name: s.name, color: s.color, last: lastFinite(s.data) })) : []);
     this.writeState();
   }
 
   private writeState(): void {
     const curves = [...this.curves.values()];
-    const errors = curves.filter((c) => c.error);
-    const loading = curves.some(isLoading);
+    const grouped = this.groupBy !== null;
+    const errors = grouped ? (this.groupError ? [`groups: ${this.groupError}`] : []) : curves.filter((c) => c.error).map((c) => `${c.name}: ${c.error}`);
+    const loading = grouped ? this.groupLoad !== null || (this.groups?.answer === null && curves.length > 0) : curves.some(isLoading);
     if (!this.visible) this.setState('idle');
     else if (loading || !this.chart) this.setState('loading'); // nothing is drawn before the chart exists
     else if (errors.length) this.setState('error');
     else this.setState('ready');
     this.messageEl.hidden = errors.length === 0;
-    this.messageEl.textContent = errors.map((c) => `${c.name}: ${c.error}`).join('\n');
+    this.messageEl.textContent = errors.join('\n');
     this.notesEl.textContent = (this.layers?.notes ?? []).join(' · ');
     this.writeAttributes();
   }
@@ -431,7 +597,8 @@ export class ChartPanel {
 
   /** The card's data attributes and mode badge (benchmarks watch them). */
   private writeAttributes(): void {
-    const summary = cardSummary([...this.curves.values()], this.groups, this.window);
+    const grouped = this.groupBy !== null ? (this.lastModel?.series ?? []) : null;
+    const summary = cardSummary(grouped ? [] : [...this.curves.values()], grouped, this.groups?.answer ?? null, this.window);
     writeCardSummary(this.root, this.modeBadge, summary, this.layers);
   }
 }

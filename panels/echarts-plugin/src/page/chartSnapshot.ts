@@ -5,9 +5,9 @@
  */
 import type { GroupBandKind } from '../core/groups';
 import { rangeIndices } from '../core/series';
-import type { XMode } from '../types/api';
+import type { ApiGroups, XMode } from '../types/api';
 import type { ChartSeriesInput } from '../types/chart';
-import type { GroupSpec } from './chartModel';
+import { groupId, groupName } from './chartModel';
 import { drawnData, drawnPoints, drawnRaw, type Curve } from './curveLoading';
 
 export interface CurveSnapshot {
@@ -45,6 +45,16 @@ export interface GroupSnapshot {
   /** Lowest low edge and highest high edge of the band inside the visible x range. */
   bandMin: number | null;
   bandMax: number | null;
+}
+
+/** The bands a grouped chart drew, with the pixel columns the bridge computed them for (tests compare them per column). */
+export interface GroupBands {
+  start: number | null;
+  end: number | null;
+  width: number;
+  x: XMode;
+  band: GroupBandKind;
+  groups: { name: string; runs: { project: string; run: string }[]; column: number[]; x: number[]; lo: number[]; hi: number[] }[];
 }
 
 export interface ChartSnapshot {
@@ -105,29 +115,29 @@ export function curveSnapshot(curve: Curve, window: readonly [number, number] | 
 
 /** The groups as drawn by the last model (its series are the groups' means and bands). */
 export function groupSnapshots(
-  groups: readonly GroupSpec[],
+  answer: ApiGroups,
   band: GroupBandKind,
   drawn: readonly ChartSeriesInput[],
-  curveName: (id: string) => string,
   window: readonly [number, number] | null,
 ): GroupSnapshot[] {
   const inputs = new Map(drawn.map((s) => [s.id, s]));
-  return groups.map((g) => {
-    const input = inputs.get(g.id);
-    const [from, to] = input ? visibleRange(input.data.x, window) : [0, 0];
-    const [yMin, yMax] = input ? finiteExtent(input.data.y, from, to) : [null, null];
-    const bandData = input?.band;
+  return answer.groups.flatMap((g) => {
+    const input = inputs.get(groupId(answer.group_by, g.value));
+    if (!input) return [];
+    const [from, to] = visibleRange(input.data.x, window);
+    const [yMin, yMax] = finiteExtent(input.data.y, from, to);
+    const bandData = input.band;
     const [bandFrom, bandTo] = bandData ? visibleRange(bandData.x, window) : [0, 0];
-    return {
-      name: g.name,
-      runs: g.memberIds.map(curveName),
+    return [{
+      name: groupName(g),
+      runs: g.runs.map((r) => r.run),
       points: to - from,
       yMin,
       yMax,
       band,
       bandMin: bandData ? finiteExtent(bandData.lo, bandFrom, bandTo)[0] : null,
       bandMax: bandData ? finiteExtent(bandData.hi, bandFrom, bandTo)[1] : null,
-    };
+    }];
   });
 }
 
@@ -141,9 +151,11 @@ export interface CardSummary {
   groups: Record<string, number> | null;
 }
 
+/** `groups`: the groups' series drawn (null: one curve per run), `answer` the bridge's groups they come from. */
 export function cardSummary(
   curves: readonly Curve[],
-  groups: readonly GroupSpec[] | null,
+  groups: readonly ChartSeriesInput[] | null,
+  answer: ApiGroups | null,
   window: readonly [number, number] | null,
 ): CardSummary {
   const points: Record<string, number> = {};
@@ -153,11 +165,16 @@ export function cardSummary(
     points[curve.name] = n;
     total += n;
   }
+  for (const g of groups ?? []) {
+    const [from, to] = visibleRange(g.data.x, window);
+    points[g.name] = to - from;
+    total += to - from;
+  }
   return {
     points,
     total,
-    raw: curves.length > 0 && curves.every(drawnRaw),
-    groups: groups ? Object.fromEntries(groups.map((g) => [g.name, g.memberIds.length])) : null,
+    raw: groups === null && curves.length > 0 && curves.every(drawnRaw),
+    groups: groups ? Object.fromEntries((answer?.groups ?? []).filter((g) => g.runs.length > 0).map((g) => [groupName(g), g.runs.length])) : null,
   };
 }
 

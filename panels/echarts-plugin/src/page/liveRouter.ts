@@ -85,6 +85,10 @@ export class LiveRouter {
       case 'run':
         targets.reloadRunsSoon();
         return;
+      case 'subscribed':
+        // a status that came between the page's read and this subscription was pushed to nobody
+        targets.reloadRunsSoon();
+        return;
       case 'alert':
         if (message.alert && typeof message.alert.id === 'string') targets.alert(message.alert);
         return;

@@ -2,11 +2,9 @@
 import { TIMING } from '../constants/defaults';
 import { TEST_IDS } from '../constants/testIds';
 import { groupByConfigKey, type GroupBandKind } from '../core/groups';
-import type { ApiRun } from '../types/api';
 import { debounce } from '../utils/timers';
 import { ApiError } from './api';
 import { clear, el } from './dom';
-import { filterChoices } from './runFilter';
 import type { PageTab } from './urlState';
 
 export interface ChartsViewEvents {
@@ -20,18 +18,21 @@ export interface ChartsViewEvents {
 
 export interface ChartsView {
   root: HTMLDivElement;
-  /** Where the chart cards go, in key order. */
-  grid: HTMLDivElement;
   /** A line on what is shown ("3 of 12 metrics · 2 runs"). */
   info: HTMLSpanElement;
   groupBy: HTMLSelectElement;
 }
 
-/** The charts tab: a toolbar (filter, grouping, reset zoom) above the grid of chart cards. */
-export function buildChartsView(initial: { metricFilter: string; groupBy: string; groupBand: GroupBandKind }, events: ChartsViewEvents): ChartsView {
+/** The charts tab: a toolbar (filter, grouping, reset zoom) above the charts (`body`: chartSections.ts). */
+export function buildChartsView(
+  initial: { metricFilter: string; groupBy: string; groupBand: GroupBandKind },
+  events: ChartsViewEvents,
+  body: HTMLElement,
+): ChartsView {
   const metricFilter = el('input', {
     type: 'search',
-    placeholder: 'Filter charts…',
+    placeholder: 'Filter charts: words, a glob (layer.1*/w*) or /regex/',
+    title: 'Words that must all appear in a metric key; with * ? or [ ]: a glob pattern of the whole key; /…/: a regular expression',
     'data-testid': TEST_IDS.metricFilter,
     'aria-label': 'Filter charts by metric key',
   });
@@ -60,20 +61,19 @@ export function buildChartsView(initial: { metricFilter: string; groupBy: string
   groupBand.addEventListener('change', () => events.onGroupBand(groupBand.value as GroupBandKind));
   const resetZoom = el('button', { type: 'button', class: 'link-button', text: 'reset zoom' });
   resetZoom.addEventListener('click', () => events.onResetZoom());
-  const info = el('span', { class: 'muted' });
-  const grid = el('div', { class: 'charts', 'data-testid': TEST_IDS.chartsGrid });
+  const info = el('span', { class: 'muted', 'data-testid': TEST_IDS.chartsInfo });
   const root = el(
     'div',
     { class: 'charts-view' },
     el('div', { class: 'toolbar' }, metricFilter, groupBy, groupBand, info, el('span', { class: 'spacer' }), resetZoom),
-    grid,
+    body,
   );
-  return { root, grid, info, groupBy };
+  return { root, info, groupBy };
 }
 
-/** The group-by choices: none, the run group, and every config key of the known runs (the current one kept). */
-export function fillGroupBy(select: HTMLSelectElement, runs: readonly ApiRun[], current: string): void {
-  const values = ['', 'group', ...filterChoices(runs).configKeys.map(groupByConfigKey)];
+/** The group-by choices: none, the run group, and every config key of the runs (the current one kept). */
+export function fillGroupBy(select: HTMLSelectElement, configKeys: readonly string[], current: string): void {
+  const values = ['', 'group', ...configKeys.map(groupByConfigKey)];
   if (current && !values.includes(current)) values.push(current);
   const text = (v: string) => (v === '' ? 'no grouping' : v === 'group' ? 'group by: run group' : `group by: ${v.slice(7)}`);
   clear(select);

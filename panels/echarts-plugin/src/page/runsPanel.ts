@@ -1,14 +1,20 @@
 import { TEST_IDS } from '../constants/testIds';
 import { formatCompact, formatTime } from '../core/format';
 import { runKey, type RunRef } from '../core/runs';
-import type { ApiRun } from '../types/api';
+import type { ApiRun, ApiRunsTable } from '../types/api';
 import { clear, el } from './dom';
-import { configValues, configValueText, filterChoices, filterRuns, type RunFilter } from './runFilter';
+import { configValueText, type RunFilter } from './runFilter';
 import { runNameParts } from './runName';
+import { nextSort, rangeText, RUNS_PAGE_SIZE, SORTABLE, type RunsTableQuery } from './runsQuery';
 
 export interface RunsPanelHost {
   onSelectionChange(selected: RunRef[]): void;
-  onFilterChange(filter: RunFilter): void;
+  onFilterChange(filter: RunFilter, sort: string): void;
+  /** One page of the table, as the bridge answers it. */
+  loadPage(query: RunsTableQuery, signal: AbortSignal): Promise<ApiRunsTable>;
+  /** A page came: its rows and the selected runs' rows are the runs the page knows now. */
+  onPage(answer: ApiRunsTable): void;
+  onError(error: unknown): void;
 }
 
 const STATE_LABELS: Record<string, string> = {
@@ -23,20 +29,49 @@ function select(testId: string, label: string): HTMLSelectElement {
   return el('select', { 'data-testid': testId, 'aria-label': label, title: label });
 }
 
-function fillSelect(node: HTMLSelectElement, placeholder: string, values: readonly string[], current: string): void {
+function fillSelect(
+  node: HTMLSelectElement,
+  placeholder: string,
+  values: readonly string[],
+  current: string,
+  counts?: ReadonlyMap<string, number>,
+): void {
   clear(node);
   node.append(el('option', { value: '', text: placeholder }));
   const all = current && !values.includes(current) ? [current, ...values] : values;
-  for (const v of all) node.append(el('option', { value: v, text: v === '' ? '(empty)' : v }));
+  for (const v of all) {
+    const n = counts?.get(v);
+    const text = v === '' ? '(empty)' : v;
+    node.append(el('option', { value: v, text: n === undefined ? text : `${text} (${n})` }));
+  }
   node.value = current;
 }
 
-/** The runs table: search, filters by tag, group and any config key, and the run checkboxes. */
+const HEADERS: readonly [string, string, string][] = [
+  ['project', 'Project', ''],
+  ['run', 'Run', ''],
+  ['state', 'State', ''],
+  ['started', 'Started', ''],
+  ['tags', 'Tags', ''],
+  ['group', 'Group', ''],
+  ['points', 'Points', 'num'],
+];
+
+/**
+ * The runs table: search, filters by tag, group and any config key, sortable
+ * columns and the run checkboxes. The bridge filters, sorts and pages the runs
+ * (`GET /api/v1/runs/table`): the table holds one page of rows, never the
+ * whole list, so it stays fast with 10,000 runs.
+ */
 export class RunsPanel {
   readonly root: HTMLElement;
-  private runs: ApiRun[] = [];
+  private answer: ApiRunsTable | null = null;
   private selected = new Map<string, RunRef>();
   private filter: RunFilter;
+  private sort: string;
+  private offset = 0;
+  private asked = 0;
+  private pending: AbortController | null = null;
   private readonly search: HTMLInputElement;
   private readonly tag: HTMLSelectElement;
   private readonly group: HTMLSelectElement;
@@ -47,13 +82,19 @@ export class RunsPanel {
   private readonly tbody: HTMLTableSectionElement;
   private readonly selectAll: HTMLInputElement;
   private readonly empty: HTMLDivElement;
+  private readonly heads = new Map<string, HTMLTableCellElement>();
+  private readonly range: HTMLSpanElement;
+  private readonly prev: HTMLButtonElement;
+  private readonly next: HTMLButtonElement;
 
   constructor(
     filter: RunFilter,
+    sort: string,
     selected: readonly RunRef[],
     private readonly host: RunsPanelHost,
   ) {
     this.filter = { ...filter };
+    this.sort = sort;
     for (const ref of selected) this.selected.set(runKey(ref), ref);
 
     this.search = el('input', {
@@ -86,32 +127,30 @@ export class RunsPanel {
     this.alerting.checked = Boolean(filter.alerting);
     this.alerting.addEventListener('change', () => this.updateFilter({ alerting: this.alerting.checked }));
 
-    this.selectAll = el('input', { type: 'checkbox', title: 'Select all shown runs', 'aria-label': 'Select all shown runs' });
+    this.selectAll = el('input', { type: 'checkbox', title: 'Select the runs of this page', 'aria-label': 'Select the runs of this page' });
     this.selectAll.addEventListener('change', () => this.toggleAllShown(this.selectAll.checked));
 
+    const headRow = el('tr', {}, el('th', { class: 'check' }, this.selectAll));
+    for (const [column, label, cls] of HEADERS) {
+      const th = el('th', { class: cls, text: label });
+      if (column in SORTABLE) {
+        th.classList.add('sortable');
+        th.dataset.sort = column;
+        th.title = `Sort by ${label.toLowerCase()}`;
+        th.addEventListener('click', () => this.setSort(nextSort(this.sort, column)));
+      }
+      this.heads.set(column, th);
+      headRow.append(th);
+    }
     this.tbody = el('tbody');
-    const table = el(
-      'table',
-      { class: 'runs-table', 'data-testid': TEST_IDS.runsTable },
-      el(
-        'thead',
-        {},
-        el(
-          'tr',
-          {},
-          el('th', { class: 'check' }, this.selectAll),
-          el('th', { text: 'Project' }),
-          el('th', { text: 'Run' }),
-          el('th', { text: 'State' }),
-          el('th', { text: 'Started' }),
-          el('th', { text: 'Tags' }),
-          el('th', { text: 'Group' }),
-          el('th', { class: 'num', text: 'Points' }),
-        ),
-      ),
-      this.tbody,
-    );
+    const table = el('table', { class: 'runs-table', 'data-testid': TEST_IDS.runsTable }, el('thead', {}, headRow), this.tbody);
     this.empty = el('div', { class: 'empty', 'data-testid': TEST_IDS.emptyState, hidden: true });
+
+    this.range = el('span', { class: 'muted', 'data-testid': TEST_IDS.runsRange });
+    this.prev = el('button', { type: 'button', class: 'link-button', 'data-testid': TEST_IDS.runsPrev, text: '‹ previous' });
+    this.next = el('button', { type: 'button', class: 'link-button', 'data-testid': TEST_IDS.runsNext, text: 'next ›' });
+    this.prev.addEventListener('click', () => this.goTo(this.offset - RUNS_PAGE_SIZE));
+    this.next.addEventListener('click', () => this.goTo(this.offset + RUNS_PAGE_SIZE));
 
     this.root = el(
       'section',
@@ -130,12 +169,18 @@ export class RunsPanel {
         this.count,
       ),
       el('div', { class: 'table-wrap' }, table, this.empty),
+      el('div', { class: 'pager' }, this.prev, this.range, this.next),
     );
     this.render();
   }
 
-  setRuns(runs: readonly ApiRun[]): void {
-    this.runs = [...runs];
+  /** Ask the bridge for the page shown now again (runs came or changed). */
+  reload(): Promise<void> {
+    return this.ask();
+  }
+
+  /** The rows' runs changed in place (a live status): draw them again, without asking. */
+  refresh(): void {
     this.render();
   }
 
@@ -148,10 +193,57 @@ export class RunsPanel {
     return [...this.selected.values()];
   }
 
+  private query(): RunsTableQuery {
+    return { filter: { ...this.filter }, sort: this.sort, offset: this.offset, limit: RUNS_PAGE_SIZE, selected: this.selectedRuns() };
+  }
+
+  /** One request at a time: a newer one aborts the one before, whose answer is dropped. */
+  private async ask(): Promise<void> {
+    this.pending?.abort();
+    const controller = new AbortController();
+    this.pending = controller;
+    const asked = ++this.asked;
+    let answer: ApiRunsTable;
+    try {
+      answer = await this.host.loadPage(this.query(), controller.signal);
+    } catch (error) {
+      if (asked === this.asked && !controller.signal.aborted) this.host.onError(error);
+      return;
+    } finally {
+      if (this.pending === controller) this.pending = null;
+    }
+    if (asked !== this.asked) return;
+    if (answer.matched > 0 && this.offset >= answer.matched) {
+      // the runs shrank under the page shown: the last page instead
+      this.offset = Math.max(0, Math.floor((answer.matched - 1) / RUNS_PAGE_SIZE) * RUNS_PAGE_SIZE);
+      return this.ask();
+    }
+    this.answer = answer;
+    this.host.onPage(answer);
+    this.render();
+  }
+
   private updateFilter(change: Partial<RunFilter>): void {
     this.filter = { ...this.filter, ...change };
+    this.offset = 0;
     this.render();
-    this.host.onFilterChange({ ...this.filter });
+    this.host.onFilterChange({ ...this.filter }, this.sort);
+    void this.ask();
+  }
+
+  private setSort(sort: string): void {
+    this.sort = sort;
+    this.offset = 0;
+    this.render();
+    this.host.onFilterChange({ ...this.filter }, this.sort);
+    void this.ask();
+  }
+
+  private goTo(offset: number): void {
+    const matched = this.answer?.matched ?? 0;
+    if (offset < 0 || (offset >= matched && offset > 0)) return;
+    this.offset = offset;
+    void this.ask();
   }
 
   private toggle(ref: RunRef, on: boolean): void {
@@ -163,7 +255,7 @@ export class RunsPanel {
   }
 
   private toggleAllShown(on: boolean): void {
-    for (const run of filterRuns(this.runs, this.filter)) {
+    for (const run of this.answer?.runs ?? []) {
       const ref = { project: run.project, run: run.run };
       if (on) this.selected.set(runKey(ref), ref);
       else this.selected.delete(runKey(ref));
@@ -173,28 +265,37 @@ export class RunsPanel {
   }
 
   private render(): void {
-    const choices = filterChoices(this.runs);
-    fillSelect(this.tag, 'any tag', choices.tags, this.filter.tag);
-    fillSelect(this.group, 'any group', choices.groups, this.filter.group);
-    fillSelect(this.configKey, 'config key…', choices.configKeys, this.filter.configKey);
-    fillSelect(
-      this.configValue,
-      'any value',
-      this.filter.configKey ? configValues(this.runs, this.filter.configKey) : [],
-      this.filter.configValue,
-    );
+    const answer = this.answer;
+    const facets = answer?.facets ?? { tags: [], groups: [], config_keys: [] };
+    const groupCounts = answer?.count_by === 'group' ? new Map(answer.counts.map((c) => [c.value ?? '', c.runs])) : undefined;
+    fillSelect(this.tag, 'any tag', facets.tags, this.filter.tag);
+    fillSelect(this.group, 'any group', facets.groups, this.filter.group, groupCounts);
+    fillSelect(this.configKey, 'config key…', facets.config_keys, this.filter.configKey);
+    fillSelect(this.configValue, 'any value', this.filter.configKey ? (facets.config_values ?? []) : [], this.filter.configValue);
     this.configValue.disabled = !this.filter.configKey;
+    const field = this.sort.replace(/^-/, '');
+    for (const [column, th] of this.heads) {
+      const on = column === field;
+      th.classList.toggle('sorted', on);
+      th.dataset.direction = on ? (this.sort.startsWith('-') ? 'desc' : 'asc') : '';
+      if (on) th.setAttribute('aria-sort', this.sort.startsWith('-') ? 'descending' : 'ascending');
+      else th.removeAttribute('aria-sort');
+    }
 
-    const shown = filterRuns(this.runs, this.filter);
+    const shown = answer?.runs ?? [];
     clear(this.tbody);
     for (const run of shown) this.tbody.append(this.row(run));
     const shownSelected = shown.filter((r) => this.selected.has(runKey(r))).length;
     this.selectAll.checked = shown.length > 0 && shownSelected === shown.length;
     this.selectAll.indeterminate = shownSelected > 0 && shownSelected < shown.length;
-    this.count.textContent = `${shown.length} of ${this.runs.length} runs · ${this.selected.size} selected`;
-    this.empty.hidden = shown.length > 0;
-    this.empty.textContent =
-      this.runs.length === 0 ? 'No runs yet. Start one with `curvestream demo`.' : 'No run matches the filters.';
+    const matched = answer?.matched ?? 0;
+    const total = answer?.total ?? 0;
+    this.count.textContent = `${matched} of ${total} runs · ${this.selected.size} selected`;
+    this.range.textContent = rangeText(answer?.offset ?? 0, shown.length, matched);
+    this.prev.disabled = this.offset === 0;
+    this.next.disabled = this.offset + RUNS_PAGE_SIZE >= matched;
+    this.empty.hidden = answer === null || shown.length > 0;
+    this.empty.textContent = total === 0 ? 'No runs yet. Start one with `curvestream demo`.' : 'No run matches the filters.';
   }
 
   private row(run: ApiRun): HTMLTableRowElement {

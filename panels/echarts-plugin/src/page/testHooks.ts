@@ -1,6 +1,6 @@
 import type { RunRef } from '../core/runs';
 import type { DrawnSeries } from '../host/drawnSeries';
-import type { ChartSnapshot, CurvePoints } from './chartSnapshot';
+import type { ChartSnapshot, CurvePoints, GroupBands } from './chartSnapshot';
 import type { LiveState } from './liveSocket';
 
 /** What browser tests can read without looking at canvas pixels: copies, never live objects. */
@@ -13,10 +13,21 @@ export interface CurvestreamTestView {
   drawnSeries(key: string): DrawnSeries[] | null;
   /** Each curve's points as the chart holds them (the whole x range, before smoothing): to compare with raw points. */
   curvePoints(key: string): CurvePoints[] | null;
+  /** A grouped chart's bands as drawn, with the bridge's pixel columns; null when not grouping (or no such chart). */
+  groupBands(key: string): GroupBands | null;
+  /** The chart sections (key prefixes) in page order, with the charts that exist in each now. */
+  readonly sections: SectionView[];
   readonly selected: RunRef[];
   readonly runs: { project: string; run: string; state: string }[];
   readonly live: LiveState;
   readonly zoom: [number, number] | null;
+}
+
+export interface SectionView {
+  name: string;
+  keys: number;
+  folded: boolean;
+  charts: string[];
 }
 
 /** Everything is computed when read: a chart's snapshot scans its values, so nothing is kept up to date per drawing. */
@@ -25,6 +36,8 @@ export interface TestHookSource {
   chart(key: string): ChartSnapshot | null;
   drawnSeries(key: string): DrawnSeries[] | null;
   curvePoints(key: string): CurvePoints[] | null;
+  groupBands(key: string): GroupBands | null;
+  sections(): SectionView[];
   selected(): RunRef[];
   runs(): { project: string; run: string; state: string }[];
   live(): LiveState;
@@ -58,6 +71,12 @@ export function installTestHooks(source: TestHookSource): void {
     },
     curvePoints(key: string) {
       return frozenCopy(source.curvePoints(key));
+    },
+    groupBands(key: string) {
+      return frozenCopy(source.groupBands(key));
+    },
+    get sections() {
+      return frozenCopy(source.sections());
     },
     get selected() {
       return frozenCopy(source.selected());

@@ -1,4 +1,4 @@
-import { DEFAULT_VIEW } from '../constants/defaults';
+import { DEFAULT_RUNS_SORT, DEFAULT_VIEW } from '../constants/defaults';
 import type { GroupBandKind, GroupBy } from '../core/groups';
 import { clampSmoothing } from '../core/smoothing';
 import type { RunRef } from '../core/runs';
@@ -27,6 +27,10 @@ export interface ViewState {
   configValue: string;
   /** Only runs with firing alerts in the runs table. */
   alerting: boolean;
+  /** The runs table's order: a column, `-` first for descending. */
+  sort: string;
+  /** Sections of charts (key prefixes) folded away. */
+  folded: string[];
   metricFilter: string;
   /** '' = one curve per run; 'group' or 'config:<key>' = a mean line and a band per group. */
   groupBy: GroupBy;
@@ -47,6 +51,8 @@ export function defaultViewState(): ViewState {
     configKey: '',
     configValue: '',
     alerting: false,
+    sort: DEFAULT_RUNS_SORT,
+    folded: [],
     metricFilter: '',
     groupBy: '',
     groupBand: 'minmax',
@@ -109,6 +115,8 @@ export function parseViewState(query: string): ViewState {
   state.configKey = params.get('cfg') ?? '';
   state.configValue = state.configKey ? (params.get('cfg_value') ?? '') : '';
   state.alerting = params.get('alerts') === 'firing';
+  state.sort = params.get('sort') || DEFAULT_RUNS_SORT;
+  state.folded = [...new Set(params.getAll('fold'))];
   state.metricFilter = params.get('metric') ?? '';
   state.groupBy = params.get('groupby') ?? '';
   if (params.get('group_band') === 'std') state.groupBand = 'std';
@@ -138,6 +146,8 @@ export function serializeViewState(state: ViewState): string {
     if (state.configValue) params.set('cfg_value', state.configValue);
   }
   if (state.alerting) params.set('alerts', 'firing');
+  if (state.sort !== DEFAULT_RUNS_SORT) params.set('sort', state.sort);
+  for (const name of state.folded) params.append('fold', name);
   if (state.metricFilter) params.set('metric', state.metricFilter);
   if (state.groupBy) params.set('groupby', state.groupBy);
   if (state.groupBand !== 'minmax') params.set('group_band', state.groupBand);

@@ -303,6 +303,116 @@ export interface ApiProducerBatches {
   writing: boolean;
 }
 
+export interface ApiRunsTableCount {
+  /** null: the runs without a value. */
+  value: string | null;
+  runs: number;
+}
+
+/** The choices of the table's filters, over every run (of the project asked). */
+export interface ApiRunsTableFacets {
+  tags: string[];
+  groups: string[];
+  config_keys: string[];
+  /** The values of `config_key`, when one is asked. */
+  config_values?: string[] | null;
+}
+
+/**
+ * `GET /api/v1/runs/table`: one page of the runs that match the filters, filtered, sorted and paged
+ * by the bridge.
+ */
+export interface ApiRunsTable {
+  /** Every run known (of the project asked). */
+  total: number;
+  /** Runs that match the filters. */
+  matched: number;
+  offset: number;
+  limit: number;
+  sort: string;
+  runs: ApiRun[];
+  /** The runs asked for by name (`run=`), wherever they are. */
+  selected: ApiRun[];
+  count_by: string;
+  /** Matching runs per value of `count_by`, most first. */
+  counts: ApiRunsTableCount[];
+  facets: ApiRunsTableFacets;
+}
+
+/** Keys sharing the prefix before their first `/` (`""`: keys without one). */
+export interface ApiKeySection {
+  name: string;
+  /** Where the section starts in the order of the matching keys. */
+  offset: number;
+  keys: number;
+}
+
+export interface ApiKeyEntry {
+  key: string;
+  /** The runs (indices into `runs`) that logged it. */
+  runs: number[];
+}
+
+export interface ApiKeyRun {
+  project: string;
+  run: string;
+  /** The run's first point: the origin of relative x. */
+  first_ms: number | null;
+}
+
+/** `GET /api/v1/keys`: the scalar keys of some runs, in sections by prefix, one range of them. */
+export interface ApiKeys {
+  /** Keys of these runs. */
+  total: number;
+  /** Of them, those the search keeps. */
+  matched: number;
+  sections: ApiKeySection[];
+  offset: number;
+  limit: number;
+  keys: ApiKeyEntry[];
+  /** The runs asked, in order. */
+  runs: ApiKeyRun[];
+}
+
+export interface ApiGroupRun {
+  project: string;
+  run: string;
+}
+
+/** Parallel arrays, one entry per pixel column where a run of the group has points. */
+export interface ApiGroupColumns {
+  column: number[];
+  /** The mean x of the runs' values. */
+  x: number[];
+  mean: ApiNumber[];
+  std: ApiNumber[];
+  min: ApiNumber[];
+  max: ApiNumber[];
+  /** Runs with a value in the column. */
+  count: number[];
+}
+
+export interface ApiGroup {
+  /** What its runs are grouped by (null: runs without it). */
+  value: string | null;
+  label: string;
+  runs: ApiGroupRun[];
+  /** Runs' values left out of the means for being NaN or ±Inf. */
+  non_finite: number;
+  columns: ApiGroupColumns;
+}
+
+/** `GET /api/v1/groups/series`: groups of runs as one curve each, per pixel column of the range. */
+export interface ApiGroups {
+  key: string;
+  x: XMode;
+  group_by: string;
+  start: number | null;
+  end: number | null;
+  width: number;
+  groups: ApiGroup[];
+}
+
 export interface LiveSubscription {
   project: string;
   run: string;
@@ -377,6 +487,12 @@ export interface LiveAlertMessage {
   alert: ApiAlert;
 }
 
+/** The client's subscription is in place: what changed before it may be missing from what it read. */
+export interface LiveSubscribedMessage {
+  type: 'subscribed';
+  runs: number;
+}
+
 /** The client's last message could not be read; its subscriptions stay as they were. */
 export interface LiveErrorMessage {
   type: 'error';
@@ -392,4 +508,5 @@ export type LiveMessage =
   | LiveGapMessage
   | LiveTextsMessage
   | LiveHistogramMessage
+  | LiveSubscribedMessage
   | LiveErrorMessage;

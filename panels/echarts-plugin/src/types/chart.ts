@@ -109,4 +109,6 @@ export interface ChartModel {
   xExtent?: [number, number] | null;
   /** Shown as the tooltip's first line (the metric key). */
   title?: string;
+  /** False: no legend in the chart (its host shows one of its own); default: one when there are several names. */
+  legend?: boolean;
 }
