@@ -110,6 +110,12 @@ export class ChartHost {
     this.chart.setOption({ series });
   }
 
+  /** Where the data point (x, y) is drawn, in CSS px from the chart's top left; null where it cannot be told. */
+  pixelOf(x: number, y: number): [number, number] | null {
+    const at = this.chart.convertToPixel({ gridIndex: 0 }, [x, y]) as number[] | undefined;
+    return at && Number.isFinite(at[0]) && Number.isFinite(at[1]) ? [at[0]!, at[1]!] : null;
+  }
+
   /** Show a window (or everything) without reporting it as the user's zoom. */
   showWindow(window: [number, number] | null): void {
     this.chart.setOption(zoomWindowOption(this.zoomSettings, window));

@@ -184,6 +184,7 @@ export class App {
       drawnSeries: (key) => this.sections.panels.get(key)?.drawnSeries() ?? null,
       curvePoints: (key) => this.sections.panels.get(key)?.curvePoints() ?? null,
       groupBands: (key) => this.sections.panels.get(key)?.groupBands() ?? null,
+      pixelOf: (key, x, y) => this.sections.panels.get(key)?.pixelOf(x, y) ?? null,
       sections: () => this.sections.describe(),
       selected: () => this.state.runs.map((r) => ({ ...r })),
       runs: () => [...this.known.values()].map((r) => ({ project: r.project, run: r.run, state: r.state })),

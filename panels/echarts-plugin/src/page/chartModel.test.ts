@@ -3,7 +3,8 @@ import { DEFAULT_VIEW } from '../constants/defaults';
 import { LIGHT_THEME } from '../core/theme';
 import { sampleAlert } from '../testing/apiSamples';
 import type { ChartSettings } from '../types/chart';
-import { chartModelOf, shownWindow } from './chartModel';
+import type { ApiGroup } from '../types/api';
+import { chartModelOf, groupBand, groupId, groupMean, groupName, shownWindow } from './chartModel';
 import { newCurve, type Curve } from './curveLoading';
 
 const settings: ChartSettings = { ...DEFAULT_VIEW, theme: LIGHT_THEME };
@@ -19,9 +20,10 @@ const plateau = sampleAlert({
   message: 'loss has not improved', window: { from_step: 10, to_step: 20 },
 });
 
+const curves = new Map([curve('a'), curve('b')].map((c) => [c.id, c]));
+const content = { key: 'loss', curves, groups: null, settings, widthPx: 400, window: null };
+
 describe('chartModelOf', () => {
-  const curves = new Map([curve('a'), curve('b')].map((c) => [c.id, c]));
-  const content = { key: 'loss', curves, groups: null, band: 'minmax' as const, settings, widthPx: 400, window: null };
 
   it('marks an alert on the curve of its run, with its window', () => {
     const { model } = chartModelOf({ ...content, alerts: [plateau] });
@@ -68,5 +70,32 @@ describe('the range a chart shows', () => {
     expect(shownWindow({ ...settingsOf, curves, window: [6, 15] })).toEqual([6, 15]); // a newer zoom, not answered yet
     b.detail = detail([5, 15]);
     expect(shownWindow({ ...settingsOf, curves, window: [5, 15] })).toEqual([5, 15]); // answers that differ
+  });
+});
+
+describe('groups from the bridge', () => {
+  const group: ApiGroup = {
+    value: '0.1',
+    label: 'lr=0.1',
+    runs: [{ project: 'p', run: 'a' }, { project: 'p', run: 'b' }],
+    non_finite: 1,
+    columns: { column: [0, 4], x: [10, 52], mean: [2, 'NaN'], std: [1, 0], min: [1, '-Infinity'], max: [3, 5], count: [2, 0] },
+  };
+
+  it('draws a mean line and a min–max or ±std band per group, named with its runs', () => {
+    expect(groupName(group)).toBe('lr=0.1 (2 runs)');
+    expect(groupMean(group, 'step')).toEqual({ x: [10, 52], y: [2, NaN], step: [10, 52], timeMs: [NaN, NaN] });
+    expect(groupMean(group, 'time').timeMs).toEqual([10, 52]);
+    expect(groupBand(group, 'minmax')).toEqual({ x: [10, 52], lo: [1, -Infinity], hi: [3, 5] });
+    expect(groupBand(group, 'std')).toEqual({ x: [10, 52], lo: [1, NaN], hi: [3, NaN] });
+  });
+
+  it('makes one series per group with runs, coloured by its id, instead of the runs', () => {
+    const answer = { key: 'loss', x: 'step' as const, group_by: 'config:lr', start: 0, end: 60, width: 5, groups: [group] };
+    const colorOf = (id: string) => (id === groupId('config:lr', '0.1') ? '#0f0' : '#000');
+    const { model, groupNonFinite } = chartModelOf({ ...content, groups: { answer, band: 'minmax', colorOf } });
+    expect(model.series.map((s) => [s.id, s.name, s.color])).toEqual([[groupId('config:lr', '0.1'), 'lr=0.1 (2 runs)', '#0f0']]);
+    expect(groupNonFinite).toBe(1);
+    expect(chartModelOf({ ...content, groups: { answer: null, band: 'minmax', colorOf } }).model.series).toEqual([]);
   });
 });

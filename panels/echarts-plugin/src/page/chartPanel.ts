@@ -326,6 +326,14 @@ export class ChartPanel {
     };
   }
 
+  /** Where the data point (x, y) is drawn on the page (viewport CSS px); null before the chart exists. */
+  pixelOf(x: number, y: number): [number, number] | null {
+    const at = this.chart?.pixelOf(x, y);
+    if (!at) return null;
+    const box = this.canvas.getBoundingClientRect();
+    return [box.left + at[0], box.top + at[1]];
+  }
+
   /** The series ECharts holds now (empty before the chart exists). */
   drawnSeries(): DrawnSeries[] {
     return this.chart?.drawnSeries() ?? [];

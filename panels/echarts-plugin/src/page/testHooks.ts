@@ -15,6 +15,8 @@ export interface CurvestreamTestView {
   curvePoints(key: string): CurvePoints[] | null;
   /** A grouped chart's bands as drawn, with the bridge's pixel columns; null when not grouping (or no such chart). */
   groupBands(key: string): GroupBands | null;
+  /** Where a chart draws the data point (x, y), in viewport CSS px (to point at a curve or band like a user). */
+  pixelOf(key: string, x: number, y: number): [number, number] | null;
   /** The chart sections (key prefixes) in page order, with the charts that exist in each now. */
   readonly sections: SectionView[];
   readonly selected: RunRef[];
@@ -37,6 +39,7 @@ export interface TestHookSource {
   drawnSeries(key: string): DrawnSeries[] | null;
   curvePoints(key: string): CurvePoints[] | null;
   groupBands(key: string): GroupBands | null;
+  pixelOf(key: string, x: number, y: number): [number, number] | null;
   sections(): SectionView[];
   selected(): RunRef[];
   runs(): { project: string; run: string; state: string }[];
@@ -74,6 +77,9 @@ export function installTestHooks(source: TestHookSource): void {
     },
     groupBands(key: string) {
       return frozenCopy(source.groupBands(key));
+    },
+    pixelOf(key: string, x: number, y: number) {
+      return frozenCopy(source.pixelOf(key, x, y));
     },
     get sections() {
       return frozenCopy(source.sections());
