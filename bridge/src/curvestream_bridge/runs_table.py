@@ -5,9 +5,11 @@ runs without ever holding the other 9,900.
 The run records are read from the store into a :class:`RunsSnapshot` (with
 each run's search text, sort keys and config texts worked out once), kept
 while nothing changed: a new run, a status or new metadata invalidate it (the
-live hub says so as it pushes them), and it is read again at most
-``max_age_s`` after it was built, so point counts stay fresh during ingest. A
-query then only filters and sorts the snapshot: tens of ms for 10,000 runs.
+live hub says so as it pushes them) and the next query reads the store
+again. A snapshot older than ``max_age_s`` still answers, while a thread of
+its own reads a fresh one (point counts move with every write: they may lag
+that much). A query then only filters and sorts the snapshot: tens of ms for
+10,000 runs, where reading them from the store takes ~100 ms.
 
 The filters are the page's, with its meaning (``page/runFilter.ts``): every
 word of ``search`` in the run's project, name, state, group, host, commit,
@@ -19,6 +21,7 @@ runs with firing alerts.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import re
 import threading
@@ -29,6 +32,8 @@ from curvestream_bridge.configtext import config_text, group_value
 from curvestream_bridge.store.base import RunRecord
 
 __all__ = ["RunsFilter", "RunsSnapshot", "RunsTable", "SORT_KEYS", "natural_key"]
+
+log = logging.getLogger("curvestream.bridge.runs_table")
 
 SORT_KEYS = ("started", "updated", "project", "run", "state", "group", "points", "alerts")
 """What the table sorts by; ``-`` before one: descending. Ties: project, then run."""
@@ -62,6 +67,7 @@ class _Row:
     json: dict[str, Any]  # the record as the runs list answers it
     text: str  # what the search looks in, lowercased
     configs: dict[str, str]  # config key -> its value's text
+    names: tuple  # natural keys of (project, run name): the order of ties
 
     @property
     def ref(self) -> tuple[str, str]:
@@ -143,7 +149,8 @@ def _row(r: RunRecord) -> _Row:
     configs = {str(k): config_text(v) for k, v in (r.config or {}).items()} if isinstance(r.config, dict) else {}
     parts = [r.project, r.run, json.get("name") or "", r.state, r.group, r.host, r.git_commit, *r.tags,
              *(f"{k}={v}" for k, v in configs.items())]
-    return _Row(r, json, "\n".join(parts).lower(), configs)
+    names = (natural_key(r.project), natural_key(json.get("name") or r.run), r.run)
+    return _Row(r, json, "\n".join(parts).lower(), configs, names)
 
 
 def _sort_key(field: str, firing: dict[tuple[str, str], int]) -> Callable[[_Row], Any]:
@@ -154,8 +161,8 @@ def _sort_key(field: str, firing: dict[tuple[str, str], int]) -> Callable[[_Row]
     keys: dict[str, Callable[[_Row], Any]] = {
         "started": started,
         "updated": lambda row: row.record.updated_ns or -math.inf,
-        "project": lambda row: natural_key(row.record.project),
-        "run": lambda row: natural_key(row.json.get("name") or row.record.run),
+        "project": lambda row: row.names[0],
+        "run": lambda row: row.names[1:],
         "state": lambda row: row.record.state,
         "group": lambda row: natural_key(row.record.group),
         "points": lambda row: row.record.points,
@@ -170,7 +177,7 @@ def sort_rows(rows: list[_Row], sort: str, firing: dict[tuple[str, str], int]) -
     field = sort.lstrip("-")
     if field not in SORT_KEYS:
         raise ValueError(f"sort must be one of {', '.join(SORT_KEYS)} (with '-' for descending), got {sort!r}")
-    rows = sorted(rows, key=lambda row: (natural_key(row.record.project), natural_key(row.record.run)))
+    rows = sorted(rows, key=lambda row: row.names)
     return sorted(rows, key=_sort_key(field, firing), reverse=descending)  # stable: ties keep project, run
 
 
@@ -187,6 +194,7 @@ class RunsTable:
         self._built = 0.0
         self._generation = 0
         self._seen = -1
+        self._refreshing = False
 
     def invalidate(self) -> None:
         """A run was added or changed its state or metadata: the next query reads the runs again."""
@@ -194,12 +202,28 @@ class RunsTable:
 
     def snapshot(self) -> RunsSnapshot:
         with self._lock:  # one read of the store at a time; the others wait for it and share it
-            if self._snapshot is None or self._stale():
-                generation = self._generation
-                self._built = self._clock()
-                self._snapshot = RunsSnapshot(self._read_runs())
-                self._seen = generation
-            return self._snapshot
+            if self._snapshot is None or self._seen != self._generation:
+                self._rebuild()
+            elif self._clock() - self._built > self.max_age_s and not self._refreshing:
+                self._refreshing = True
+                threading.Thread(target=self._refresh, name="curvestream-runs-table", daemon=True).start()
+            return self._snapshot  # type: ignore[return-value]
 
-    def _stale(self) -> bool:
-        return self._seen != self._generation or self._clock() - self._built > self.max_age_s
+    def _rebuild(self) -> None:
+        generation = self._generation
+        built = self._clock()
+        self._snapshot = RunsSnapshot(self._read_runs())
+        self._built, self._seen = built, generation
+
+    def _refresh(self) -> None:
+        """Read the runs without holding the lock (queries go on with the old snapshot), then swap."""
+        try:
+            generation, built = self._generation, self._clock()
+            fresh = RunsSnapshot(self._read_runs())
+            with self._lock:
+                if built > self._built:  # no read started later has been installed meanwhile
+                    self._snapshot, self._built, self._seen = fresh, built, generation
+        except Exception:  # noqa: BLE001 - the next query that needs the store reads it (and reports)
+            log.exception("curvestream bridge: reading the runs for the runs table failed")
+        finally:
+            self._refreshing = False
