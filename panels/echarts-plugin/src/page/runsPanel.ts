@@ -226,7 +226,7 @@ export class RunsPanel {
   private updateFilter(change: Partial<RunFilter>): void {
     this.filter = { ...this.filter, ...change };
     this.offset = 0;
-    this.render();
+    this.renderControls(); // the rows change with the answer
     this.host.onFilterChange({ ...this.filter }, this.sort);
     void this.ask();
   }
@@ -234,7 +234,7 @@ export class RunsPanel {
   private setSort(sort: string): void {
     this.sort = sort;
     this.offset = 0;
-    this.render();
+    this.renderControls();
     this.host.onFilterChange({ ...this.filter }, this.sort);
     void this.ask();
   }
@@ -265,6 +265,12 @@ export class RunsPanel {
   }
 
   private render(): void {
+    this.renderControls();
+    this.renderRows();
+  }
+
+  /** The filters' choices and the sorted column. */
+  private renderControls(): void {
     const answer = this.answer;
     const facets = answer?.facets ?? { tags: [], groups: [], config_keys: [] };
     const groupCounts = answer?.count_by === 'group' ? new Map(answer.counts.map((c) => [c.value ?? '', c.runs])) : undefined;
@@ -281,7 +287,10 @@ export class RunsPanel {
       if (on) th.setAttribute('aria-sort', this.sort.startsWith('-') ? 'descending' : 'ascending');
       else th.removeAttribute('aria-sort');
     }
+  }
 
+  private renderRows(): void {
+    const answer = this.answer;
     const shown = answer?.runs ?? [];
     clear(this.tbody);
     for (const run of shown) this.tbody.append(this.row(run));
