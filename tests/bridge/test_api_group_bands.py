@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from bridge_client import AppClient, q, served_engine
-from curvestream_bridge.api.models import ApiGroups
+from curvestream_bridge.api.models import ApiGroups, ApiGroupsTable
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store.m4.kernel import pixel_columns
 from curvestream_wire.v1 import run_pb2
@@ -80,12 +80,13 @@ def _reference(names: list[str], axis: str, start: float, end: float, width: int
     cols: dict[int, dict[str, Any]] = {}
     for name in names:
         x, y = _x(name, axis), RUNS[name][3]
+        steps, walls = RUNS[name][1].astype(np.float64), RUNS[name][2]
         c = pixel_columns(x, start, end, width)
         inside = (x >= start) & (x <= end)
         for col in range(width):
             mine = np.flatnonzero(inside & (c == col))
-            entry = cols.setdefault(col, {"lo": math.nan, "hi": math.nan, "values": [], "xs": [], "non_finite": 0,
-                                          "points": False})
+            entry = cols.setdefault(col, {"lo": math.nan, "hi": math.nan, "values": [], "xs": [], "steps": [],
+                                          "times": [], "non_finite": 0, "points": False})
             if len(mine):
                 entry["points"] = True
                 finite_or_inf = y[mine][~np.isnan(y[mine])]
@@ -96,6 +97,8 @@ def _reference(names: list[str], axis: str, start: float, end: float, width: int
                 if np.isfinite(y[last]):
                     entry["values"].append(y[last])
                     entry["xs"].append(x[last])
+                    entry["steps"].append(steps[last])
+                    entry["times"].append(walls[last] / 1e6)
                 else:
                     entry["non_finite"] += 1
                 continue
@@ -107,10 +110,13 @@ def _reference(names: list[str], axis: str, start: float, end: float, width: int
             if not (np.isfinite(y[i0]) and np.isfinite(y[i1])):
                 entry["non_finite"] += 1
                 continue
-            line = y[i0] + (y[i1] - y[i0]) * ((middle - x[i0]) / (x[i1] - x[i0]))
+            share = (middle - x[i0]) / (x[i1] - x[i0])
+            line = y[i0] + (y[i1] - y[i0]) * share
             entry["lo"], entry["hi"] = np.fmin(entry["lo"], line), np.fmax(entry["hi"], line)
             entry["values"].append(line)
             entry["xs"].append(middle)
+            entry["steps"].append(steps[i0] + (steps[i1] - steps[i0]) * share)
+            entry["times"].append(walls[i0] / 1e6 + (walls[i1] / 1e6 - walls[i0] / 1e6) * share)
     return {c: e for c, e in cols.items() if e["points"]}
 
 
@@ -148,6 +154,8 @@ def test_each_groups_band_is_per_column_the_min_and_max_of_its_runs_raw_points(a
                 assert (_number(got["min"][i]), _number(got["max"][i])) == (e["lo"], e["hi"]), where
                 assert got["count"][i] == len(e["values"]), where
                 if e["values"]:
+                    assert math.isclose(got["step"][i], float(np.mean(e["steps"])), rel_tol=1e-12)
+                    assert math.isclose(got["time_ms"][i], float(np.mean(e["times"])), rel_tol=1e-12)
                     assert math.isclose(got["mean"][i], float(np.mean(e["values"])), rel_tol=1e-12, abs_tol=1e-12)
                     assert math.isclose(got["std"][i], float(np.std(e["values"])), rel_tol=1e-9, abs_tol=1e-12)
                     assert math.isclose(got["x"][i], float(np.mean(e["xs"])), rel_tol=1e-12)
@@ -155,6 +163,20 @@ def test_each_groups_band_is_per_column_the_min_and_max_of_its_runs_raw_points(a
     spikes = {g["label"]: (min(map(_number, g["columns"]["min"])), max(map(_number, g["columns"]["max"])))
               for g in body["groups"]}
     assert spikes["lr=0.1"] == (-math.inf, math.inf) and spikes["lr=0.01"][1] == 1000.0, "no extreme is lost"
+
+
+def test_the_table_form_is_one_row_per_group_and_column_with_the_same_figures(api):
+    params = {"group_by": "config:lr", "run": [f"sweep/{q(n)}" for n in RUNS], "width": 120}
+    groups = _groups(api, **params)
+    resp = api.get("/api/v1/groups/table", params={"key": KEY, **params})
+    assert resp.status_code == 200, resp.text
+    table = ApiGroupsTable.model_validate(resp.json()).model_dump()
+    expected = [{"group": g["label"], "value": g["value"], "runs": len(g["runs"]),
+                 **{k: g["columns"][k][i] for k in g["columns"]}}
+                for g in groups["groups"] for i in range(len(g["columns"]["column"]))]
+    assert resp.json()["rows"] == expected and len(expected) > 200
+    assert {k: table[k] for k in ("key", "x", "start", "end", "width")} == \
+        {k: groups[k] for k in ("key", "x", "start", "end", "width")}
 
 
 def test_groups_may_be_picked_by_the_runs_tables_filters_and_bad_queries_are_refused(api):

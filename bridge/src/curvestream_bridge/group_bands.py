@@ -20,7 +20,9 @@ point of a small range), so per column:
 - a column is answered when a run of the group has a point in it (between
   such columns the lines are drawn straight, as each run's own line is);
 - ``mean`` and ``std`` (population) are over the runs' values, ``count`` says
-  how many there were, ``x`` is the mean x of those values;
+  how many there were; ``x``, ``step`` and ``time_ms`` are the mean x, step and
+  wall time of those values (a line's value: its points' step and time at the
+  column's middle, in proportion);
 - a run whose value in a column is NaN or ±Inf is left out of that column's
   mean and counted in ``non_finite``.
 
@@ -48,7 +50,7 @@ from curvestream_bridge.store.base import SeriesQuery, SeriesResult, XAxis
 from curvestream_bridge.store.cancel import check
 from curvestream_bridge.store.m4.kernel import pixel_columns
 
-__all__ = ["GroupQuery", "member_columns", "MemberColumns", "GroupAccumulator", "group_bands", "CHUNK"]
+__all__ = ["GroupQuery", "member_columns", "MemberColumns", "GroupAccumulator", "group_bands", "group_table", "CHUNK"]
 
 CHUNK = 64
 """Runs read per ``series_many`` call: a group's memory is that many answers, whatever its size."""
@@ -62,13 +64,16 @@ class MemberColumns:
     hi: np.ndarray
     value: np.ndarray  # its last finite value (or its line's value at the column's middle)
     x: np.ndarray  # where that value is
+    step: np.ndarray  # its step and wall time (ms)
+    time_ms: np.ndarray
     non_finite: np.ndarray  # bool: its value there is NaN or ±Inf
     points: np.ndarray  # bool: it has points there (not only its line)
 
 
 def member_columns(result: SeriesResult, start: float, end: float, width: int) -> MemberColumns:
     nan = np.full(width, np.nan)
-    out = MemberColumns(nan.copy(), nan.copy(), nan.copy(), nan.copy(), np.zeros(width, bool), np.zeros(width, bool))
+    out = MemberColumns(nan.copy(), nan.copy(), nan.copy(), nan.copy(), nan.copy(), nan.copy(), np.zeros(width, bool),
+                        np.zeros(width, bool))
     first = 1 if result.before is not None else 0
     last = len(result.x) - (1 if result.after is not None else 0)
     x, y = result.x[first:last], result.y[first:last]
@@ -83,6 +88,8 @@ def member_columns(result: SeriesResult, start: float, end: float, width: int) -
         finite = np.isfinite(y[ends])
         out.value[where[finite]] = y[ends[finite]]
         out.x[where[finite]] = x[ends[finite]]
+        out.step[where[finite]] = result.step[first:last][ends[finite]]
+        out.time_ms[where[finite]] = result.wall_ns[first:last][ends[finite]] / 1e6
         out.non_finite[where[~finite]] = True
         out.points[where] = True
         empty = np.ones(width, bool)
@@ -97,9 +104,13 @@ def member_columns(result: SeriesResult, start: float, end: float, width: int) -
     cols, after, middle = np.flatnonzero(empty)[inside], after[inside], middle[inside]
     x0, x1, y0, y1 = xs[after - 1], xs[after], ys[after - 1], ys[after]
     ok = np.isfinite(y0) & np.isfinite(y1)
-    line = y0[ok] + (y1[ok] - y0[ok]) * ((middle[ok] - x0[ok]) / (x1[ok] - x0[ok]))
+    share = (middle[ok] - x0[ok]) / (x1[ok] - x0[ok])
+    line = y0[ok] + (y1[ok] - y0[ok]) * share
     out.lo[cols[ok]] = out.hi[cols[ok]] = out.value[cols[ok]] = line
     out.x[cols[ok]] = middle[ok]
+    for field, values in (("step", result.step), ("time_ms", result.wall_ns / 1e6)):
+        v0, v1 = values[after - 1][ok].astype(np.float64), values[after][ok].astype(np.float64)
+        getattr(out, field)[cols[ok]] = v0 + (v1 - v0) * share
     out.non_finite[cols[~ok]] = True
     return out
 
@@ -114,6 +125,8 @@ class GroupAccumulator:
         self.mean = np.zeros(width)
         self.m2 = np.zeros(width)
         self.x_sum = np.zeros(width)
+        self.step_sum = np.zeros(width)
+        self.time_sum = np.zeros(width)
         self.points = np.zeros(width, bool)
         self.non_finite = np.zeros(width, np.int64)
 
@@ -127,6 +140,8 @@ class GroupAccumulator:
         self.mean += np.where(has, delta / np.maximum(self.count, 1), 0.0)
         self.m2 += np.where(has, delta * (np.where(has, c.value, 0.0) - self.mean), 0.0)
         self.x_sum += np.where(has, c.x, 0.0)
+        self.step_sum += np.where(has, c.step, 0.0)
+        self.time_sum += np.where(has, c.time_ms, 0.0)
         self.points |= c.points
         self.non_finite += c.non_finite
 
@@ -137,10 +152,17 @@ class GroupAccumulator:
         middle = start + (shown + 0.5) * ((end - start) / len(self.count))
         with np.errstate(invalid="ignore", divide="ignore"):
             x = np.where(n > 0, self.x_sum[shown] / n, middle)
+            step = np.where(n > 0, self.step_sum[shown] / n, np.nan)
+            time_ms = np.where(n > 0, self.time_sum[shown] / n, np.nan)
             mean = np.where(n > 0, self.mean[shown], np.nan)
             std = np.where(n > 0, np.sqrt(self.m2[shown] / n), np.nan)
-        return {"column": shown.tolist(), "x": x.tolist(), "mean": json_floats(mean), "std": json_floats(std),
-                "min": json_floats(self.lo[shown]), "max": json_floats(self.hi[shown]), "count": n.tolist()}
+        return {"column": shown.tolist(), "x": x.tolist(), "step": _or_null(step), "time_ms": _or_null(time_ms),
+                "mean": json_floats(mean), "std": json_floats(std), "min": json_floats(self.lo[shown]),
+                "max": json_floats(self.hi[shown]), "count": n.tolist()}
+
+
+def _or_null(values: np.ndarray) -> list[float | None]:
+    return [None if v != v else v for v in values.tolist()]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,6 +220,20 @@ def group_bands(q: GroupQuery, members: Sequence[tuple[tuple[str, str], str | No
     return out
 
 
+def group_table(answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer as rows, one per group and column (``format=table``): what a table-reading client takes
+    (Grafana's Infinity data source, a dataframe), each row naming its group."""
+    rows = []
+    for g in answer["groups"]:
+        cols = g["columns"]
+        names = [k for k in cols if k != "column"]
+        for i, column in enumerate(cols["column"]):
+            rows.append({"group": g["label"], "value": g["value"], "runs": len(g["runs"]), "column": column,
+                         **{k: cols[k][i] for k in names}})
+    return {"key": answer["key"], "x": answer["x"], "group_by": answer["group_by"], "start": answer["start"],
+            "end": answer["end"], "width": answer["width"], "rows": rows}
+
+
 def _read(runs: list[tuple[str, str]], query: Callable[[str, str], SeriesQuery],
           series_many: Callable[[list[SeriesQuery]], list[SeriesResult]]) -> list[SeriesResult]:
     check()  # the client may have gone away
@@ -206,7 +242,7 @@ def _read(runs: list[tuple[str, str]], query: Callable[[str, str], SeriesQuery],
 
 def _group_json(q: GroupQuery, value: str | None, runs: list[tuple[str, str]], acc: GroupAccumulator | None,
                 start: float, end: float) -> dict[str, Any]:
-    empty: dict[str, list] = {k: [] for k in ("column", "x", "mean", "std", "min", "max", "count")}
+    empty: dict[str, list] = {k: [] for k in ("column", "x", "step", "time_ms", "mean", "std", "min", "max", "count")}
     return {"value": value, "label": group_label(q.group_by, value),
             "runs": [{"project": p, "run": r} for p, r in runs],
             "non_finite": int(acc.non_finite[acc.points].sum()) if acc is not None else 0,

@@ -15,11 +15,11 @@ from starlette.requests import HTTPConnection
 from curvestream_bridge.api.answer import GUARDED, answer
 from curvestream_bridge.api.deps import READ, Api
 from curvestream_bridge.api.facade import BridgeApi
-from curvestream_bridge.api.models import ApiGroups, ApiKeys, ApiRunsTable
+from curvestream_bridge.api.models import ApiGroups, ApiGroupsTable, ApiKeys, ApiRunsTable
 from curvestream_bridge.api.paths import RUN_PAIRS_HELP, run_pairs
 from curvestream_bridge.api.reads import in_thread, read_for
 from curvestream_bridge.configtext import CONFIG_PREFIX, group_value
-from curvestream_bridge.group_bands import GroupQuery, group_bands
+from curvestream_bridge.group_bands import GroupQuery, group_bands, group_table
 from curvestream_bridge.key_index import KeyIndexCache, KeyMatcher
 from curvestream_bridge.runs_table import RunsFilter, RunsTable, sort_rows
 
@@ -145,6 +145,32 @@ async def groups_series(
     width: int = Query(1000, ge=1, le=20000),
 ) -> Response:
     """Groups of runs as one mean line and a min–max band per pixel column."""
+    return answer(await _groups(request, api, fleet, key, group_by, run, project, q, tag, group, state, config_key,
+                                config_value, alerting, x, start, end, width))
+
+
+@router.get("/groups/table", tags=["series"], response_model=ApiGroupsTable)
+async def groups_table(
+    request: Request, api: Api, fleet: Fleet,
+    key: str = Query(..., description="metric key, exactly as logged"),
+    group_by: str = Query(..., description="'group' (the run's group) or 'config:<key>'"),
+    run: list[str] = Query([], description=f"{RUN_PAIRS_HELP}; none: the runs the filters below match"),
+    project: str | None = None, q: str = "", tag: str = "", group: str = "", state: str = "",
+    config_key: str = "", config_value: str = "", alerting: bool = False,
+    x: Literal["step", "time", "relative"] = "step",
+    start: float | None = None, end: float | None = None,
+    width: int = Query(1000, ge=1, le=20000),
+) -> Response:
+    """``/groups/series`` as a table: one row per group and column (for table readers: Grafana's Infinity
+    data source, a dataframe)."""
+    return answer(group_table(await _groups(request, api, fleet, key, group_by, run, project, q, tag, group, state,
+                                            config_key, config_value, alerting, x, start, end, width)))
+
+
+async def _groups(request: Request, api: BridgeApi, fleet: FleetReads, key: str, group_by: str, run: list[str],
+                  project: str | None, q: str, tag: str, group: str, state: str, config_key: str, config_value: str,
+                  alerting: bool, x: Literal["step", "time", "relative"], start: float | None, end: float | None,
+                  width: int) -> dict[str, Any]:
     if start is not None and end is not None and end < start:
         raise HTTPException(422, "end must not be less than start")
     gq = GroupQuery(key, _group_by(group_by), x, start, end, width)
@@ -160,4 +186,4 @@ async def groups_series(
                 for row in sort_rows(snap.matching(f, api.firing_per_run()), "-started", {})]
 
     chosen = await in_thread(members)
-    return answer(await read_for(request, api, group_bands, gq, chosen, api.reader.series_many))
+    return await read_for(request, api, group_bands, gq, chosen, api.reader.series_many)

@@ -199,6 +199,8 @@ class ApiGroupColumns(_Shape):
 
     column: list[int]
     x: list[float] = Field(description="The mean x of the runs' values.")
+    step: list[float | None] = Field(description="The mean step of the runs' values (null: none).")
+    time_ms: list[float | None] = Field(description="The mean wall time of the runs' values (null: none).")
     mean: list[ApiNumber]
     std: list[ApiNumber]
     min: list[ApiNumber]
@@ -212,6 +214,35 @@ class ApiGroup(_Shape):
     runs: list[ApiGroupRun]
     non_finite: int = Field(description="Runs' values left out of the means for being NaN or ±Inf.")
     columns: ApiGroupColumns
+
+
+class ApiGroupRow(_Shape):
+    """One group's column in the table form: the group, then the column's figures."""
+
+    group: str
+    value: str | None
+    runs: int
+    column: int
+    x: float
+    step: float | None
+    time_ms: float | None
+    mean: ApiNumber
+    std: ApiNumber
+    min: ApiNumber
+    max: ApiNumber
+    count: int
+
+
+class ApiGroupsTable(_Shape):
+    """`GET /api/v1/groups/series?format=table`: the groups as rows, one per group and column."""
+
+    key: str
+    x: XMode
+    group_by: str
+    start: float | None
+    end: float | None
+    width: int
+    rows: list[ApiGroupRow]
 
 
 class ApiGroups(_Shape):
@@ -535,7 +566,7 @@ HTTP_MODELS: tuple[type[BaseModel], ...] = (
     ApiSeriesManyColumnsHeader, ApiHistogram, ApiHistogramsResponse, ApiText, ApiTextsResponse, ApiAlertWindow,
     ApiAlert, ApiAlertsResponse, ApiParkedBatch, ApiParkedResponse, ApiReplayResponse, ApiHealth, ApiReadiness,
     ApiError, ApiRefusal, ApiProducerBatches, ApiRunsTableCount, ApiRunsTableFacets, ApiRunsTable, ApiKeySection,
-    ApiKeyEntry, ApiKeyRun, ApiKeys, ApiGroupRun, ApiGroupColumns, ApiGroup, ApiGroups)
+    ApiKeyEntry, ApiKeyRun, ApiKeys, ApiGroupRun, ApiGroupColumns, ApiGroup, ApiGroups, ApiGroupRow, ApiGroupsTable)
 LIVE_MODELS: tuple[type[BaseModel], ...] = (
     LiveSubscription, LiveSubscribe, LiveSeriesFrame, LivePointsMessage, LiveStatusMessage, LiveRunMessage,
     LiveGapMessage, LiveTextsMessage, LiveHistogramMessage, LiveAlertMessage, LiveSubscribedMessage, LiveErrorMessage)

@@ -79,13 +79,22 @@ describe('groups from the bridge', () => {
     label: 'lr=0.1',
     runs: [{ project: 'p', run: 'a' }, { project: 'p', run: 'b' }],
     non_finite: 1,
-    columns: { column: [0, 4], x: [10, 52], mean: [2, 'NaN'], std: [1, 0], min: [1, '-Infinity'], max: [3, 5], count: [2, 0] },
+    columns: {
+      column: [0, 4],
+      x: [10, 52],
+      step: [10, 51.6],
+      time_ms: [1000, null],
+      mean: [2, 'NaN'],
+      std: [1, 0],
+      min: [1, '-Infinity'],
+      max: [3, 5],
+      count: [2, 0],
+    },
   };
 
   it('draws a mean line and a min–max or ±std band per group, named with its runs', () => {
     expect(groupName(group)).toBe('lr=0.1 (2 runs)');
-    expect(groupMean(group, 'step')).toEqual({ x: [10, 52], y: [2, NaN], step: [10, 52], timeMs: [NaN, NaN] });
-    expect(groupMean(group, 'time').timeMs).toEqual([10, 52]);
+    expect(groupMean(group)).toEqual({ x: [10, 52], y: [2, NaN], step: [10, 52], timeMs: [1000, NaN] });
     expect(groupBand(group, 'minmax')).toEqual({ x: [10, 52], lo: [1, -Infinity], hi: [3, 5] });
     expect(groupBand(group, 'std')).toEqual({ x: [10, 52], lo: [1, NaN], hi: [3, NaN] });
   });

@@ -3,7 +3,7 @@ import { alertMarkers } from '../core/alerts';
 import type { GroupBandKind } from '../core/groups';
 import { drawnRangeOf, xExtentOf } from '../core/lineRange';
 import { parseApiNumbers } from '../core/numbers';
-import type { ApiAlert, ApiGroup, ApiGroups, XMode } from '../types/api';
+import type { ApiAlert, ApiGroup, ApiGroups } from '../types/api';
 import type { Band, ChartModel, ChartSeriesInput, ChartSettings, SeriesData } from '../types/chart';
 import { drawnData, type Curve } from './curveLoading';
 
@@ -26,14 +26,14 @@ export function groupName(group: Pick<ApiGroup, 'label' | 'runs'>): string {
   return `${group.label} (${n === 1 ? '1 run' : `${n} runs`})`;
 }
 
-/** The mean line of a group: a point per pixel column where its runs have a value. */
-export function groupMean(group: ApiGroup, mode: XMode): SeriesData {
-  const x = group.columns.x.slice();
+/** The mean line of a group: a point per pixel column where its runs have points, at their values' mean step and time. */
+export function groupMean(group: ApiGroup): SeriesData {
+  const known = (v: number | null) => (v === null ? NaN : v);
   return {
-    x,
+    x: group.columns.x.slice(),
     y: parseApiNumbers(group.columns.mean),
-    step: mode === 'step' ? x.map(Math.round) : x.map(() => NaN),
-    timeMs: mode === 'time' ? x.slice() : x.map(() => NaN),
+    step: group.columns.step.map((s) => (s === null ? NaN : Math.round(s))),
+    timeMs: group.columns.time_ms.map(known),
   };
 }
 
@@ -60,7 +60,7 @@ export interface ChartContent {
   legend?: boolean;
 }
 
-function groupInputs(view: GroupView, mode: XMode): { series: ChartSeriesInput[]; nonFinite: number } {
+function groupInputs(view: GroupView): { series: ChartSeriesInput[]; nonFinite: number } {
   const answer = view.answer;
   if (!answer) return { series: [], nonFinite: 0 };
   let nonFinite = 0;
@@ -68,7 +68,7 @@ function groupInputs(view: GroupView, mode: XMode): { series: ChartSeriesInput[]
     if (g.runs.length === 0) return [];
     nonFinite += g.non_finite;
     const id = groupId(answer.group_by, g.value);
-    return [{ id, name: groupName(g), color: view.colorOf(id), data: groupMean(g, mode), band: groupBand(g, view.band) }];
+    return [{ id, name: groupName(g), color: view.colorOf(id), data: groupMean(g), band: groupBand(g, view.band) }];
   });
   return { series, nonFinite };
 }
@@ -113,7 +113,7 @@ export function answeredExtent(
 
 /** The chart core's model of a chart; `groupNonFinite`: values the group means left out. */
 export function chartModelOf(content: ChartContent): { model: ChartModel; groupNonFinite: number } {
-  const grouped = content.groups ? groupInputs(content.groups, content.settings.xMode) : null;
+  const grouped = content.groups ? groupInputs(content.groups) : null;
   const series =
     grouped?.series ??
     [...content.curves.values()].map((c) => ({

@@ -44,7 +44,7 @@ function group(value: string, runs: string[]): ApiGroup {
     label: `lr=${value}`,
     runs: runs.map((run) => ({ project: 'p', run })),
     non_finite: 0,
-    columns: { column: [], x: [], mean: [], std: [], min: [], max: [], count: [] },
+    columns: { column: [], x: [], step: [], time_ms: [], mean: [], std: [], min: [], max: [], count: [] },
   };
 }
 

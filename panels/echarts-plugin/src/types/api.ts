@@ -384,6 +384,10 @@ export interface ApiGroupColumns {
   column: number[];
   /** The mean x of the runs' values. */
   x: number[];
+  /** The mean step of the runs' values (null: none). */
+  step: (number | null)[];
+  /** The mean wall time of the runs' values (null: none). */
+  time_ms: (number | null)[];
   mean: ApiNumber[];
   std: ApiNumber[];
   min: ApiNumber[];
@@ -411,6 +415,33 @@ export interface ApiGroups {
   end: number | null;
   width: number;
   groups: ApiGroup[];
+}
+
+/** One group's column in the table form: the group, then the column's figures. */
+export interface ApiGroupRow {
+  group: string;
+  value: string | null;
+  runs: number;
+  column: number;
+  x: number;
+  step: number | null;
+  time_ms: number | null;
+  mean: ApiNumber;
+  std: ApiNumber;
+  min: ApiNumber;
+  max: ApiNumber;
+  count: number;
+}
+
+/** `GET /api/v1/groups/series?format=table`: the groups as rows, one per group and column. */
+export interface ApiGroupsTable {
+  key: string;
+  x: XMode;
+  group_by: string;
+  start: number | null;
+  end: number | null;
+  width: number;
+  rows: ApiGroupRow[];
 }
 
 export interface LiveSubscription {
