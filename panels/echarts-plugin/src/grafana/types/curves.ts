@@ -1,5 +1,5 @@
 import type { Field, Labels } from '@grafana/data';
-import type { SeriesData } from '../../types/chart';
+import type { Band, SeriesData } from '../../types/chart';
 
 /** Where a curve's step values come from. */
 export type StepSource =
@@ -19,6 +19,8 @@ export interface CurveSource {
   times: ArrayLike<unknown>;
   values: Field['values'];
   steps: StepSource | null;
+  /** A band around the curve, row by row with `values` (a group of runs' min and max: the bridge's groups table). */
+  band?: { lo: ArrayLike<unknown>; hi: ArrayLike<unknown> };
 }
 
 /** A curve as the panel holds it between updates. */
@@ -29,6 +31,8 @@ export interface HeldCurve {
   data: SeriesData;
   /** Mean x distance between points: the unit of the time-weighted EMA. */
   dxRef: number | undefined;
+  /** Drawn around the curve instead of the smoothing envelope. */
+  band?: Band;
 }
 
 /**

@@ -39,6 +39,7 @@ export function chartModel(
       color: c.color,
       data: c.data,
       ...(c.dxRef === undefined ? {} : { dxRef: c.dxRef }),
+      ...(c.band ? { band: c.band } : {}),
     })),
     settings: chartSettings(options, theme, timeZone),
     widthPx,

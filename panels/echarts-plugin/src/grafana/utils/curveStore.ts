@@ -1,7 +1,7 @@
 import { appendLivePoints, liveFrameToSeries } from '../../core/live';
 import { assignColors } from '../../core/palette';
 import { meanSpacing, xExtent } from '../../core/series';
-import type { SeriesData } from '../../types/chart';
+import type { Band, SeriesData } from '../../types/chart';
 import type { CurveSource, HeldCurve, UpdateKind } from '../types/curves';
 import type { XAxisSource } from '../types/options';
 import { xModeOf } from './chartModel';
@@ -57,12 +57,14 @@ export class CurveStore {
       changes.add(change.kind);
       const data = this.read(source, change, previous?.data);
       const extent = xExtent(data);
+      const band = source.band ? this.readBand(source, data) : undefined;
       return {
         id: source.id,
         name: source.name,
         color: colors.get(source.id)!,
         data,
         dxRef: extent ? meanSpacing(extent[0], extent[1], data.x.length) : undefined,
+        ...(band ? { band } : {}),
         snapshot: snapshotTimes(source.times),
       };
     });
@@ -74,6 +76,17 @@ export class CurveStore {
     else if (changes.has('reload')) kind = 'data';
     else if (changes.has('append') || changes.has('slide')) kind = 'append';
     return { kind, curves: next };
+  }
+
+  /** The band's edges read as the curve's rows are (a table of groups: no live rows); none when they do not line up. */
+  private readBand(source: CurveSource, data: SeriesData): Band | undefined {
+    const mode = xModeOf(this.xAxis);
+    const edge = (values: ArrayLike<unknown>) =>
+      liveFrameToSeries(readSourcePoints({ ...source, values: values as CurveSource['values'] }, this.xAxis, 0), mode, null);
+    const lo = edge(source.band!.lo);
+    const hi = edge(source.band!.hi);
+    if (lo.x.length !== data.x.length || hi.x.length !== data.x.length) return undefined;
+    return { x: data.x.slice(), lo: lo.y, hi: hi.y };
   }
 
   private read(source: CurveSource, change: SourceChange, held: SeriesData | undefined): SeriesData {

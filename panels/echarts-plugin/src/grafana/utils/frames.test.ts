@@ -1,6 +1,7 @@
 // @vitest-environment happy-dom
 import { FieldType, StreamingDataFrame, toDataFrame, type DataFrame } from '@grafana/data';
 import { describe, expect, it } from 'vitest';
+import { CurveStore } from './curveStore';
 import { findCurveSources, isStepField, readSourcePoints, type FrameReadOptions } from './frames';
 import { labelsAsScopedVars } from './labels';
 
@@ -134,5 +135,41 @@ describe('readSourcePoints', () => {
     expect(all.time_ms).toEqual([1, 3, 4, 5]);
     expect(all.y).toEqual([NaN, Infinity, -Infinity, 1]);
     expect(readSourcePoints(source!, 'time', 3).time_ms).toEqual([4, 5]);
+  });
+});
+
+describe('the bridge’s groups table', () => {
+  /** `GET /api/v1/groups/table` as a table data source gives it: a row per group and column. */
+  const table = () =>
+    toDataFrame({
+      refId: 'G',
+      fields: [
+        { name: 'group', type: FieldType.string, values: ['lr=0.1', 'lr=0.01', 'lr=0.1', 'lr=0.01'] },
+        { name: 'time_ms', type: FieldType.time, values: [1000, 1000, 2000, 2000] },
+        { name: 'step', type: FieldType.number, values: [0, 0, 10, 10] },
+        { name: 'x', type: FieldType.number, values: [0, 0, 10, 10] },
+        { name: 'mean', type: FieldType.number, values: [5, 2, 4, 1] },
+        { name: 'std', type: FieldType.number, values: [1, 1, 1, 1] },
+        { name: 'min', type: FieldType.number, values: [3, 1, 2, 0] },
+        { name: 'max', type: FieldType.number, values: [7, 3, 6, 2] },
+        { name: 'count', type: FieldType.number, values: [4, 3, 4, 3] },
+      ],
+    });
+
+  it('draws one curve per group, its mean, with the min–max as its band, and nothing of the other columns', () => {
+    const { sources } = findCurveSources([table()], STEP);
+    expect(sources.map((s) => s.name)).toEqual(['lr=0.1', 'lr=0.01']);
+    const store = new CurveStore('field');
+    const { curves } = store.update(sources);
+    expect(curves[0]!.data).toMatchObject({ x: [0, 10], y: [5, 4] });
+    expect(curves[0]!.band).toEqual({ x: [0, 10], lo: [3, 2], hi: [7, 6] });
+    expect(curves[1]!.band).toEqual({ x: [0, 10], lo: [1, 0], hi: [3, 2] });
+  });
+
+  it('draws against time too, and without a step field on a step axis draws nothing', () => {
+    const { sources } = findCurveSources([table()], TIME);
+    expect(new CurveStore('time').update(sources).curves[1]!.data).toMatchObject({ x: [1000, 2000], y: [2, 1] });
+    const noStep = findCurveSources([table()], { ...STEP, stepField: 'epoch' });
+    expect(noStep.sources).toEqual([]);
   });
 });

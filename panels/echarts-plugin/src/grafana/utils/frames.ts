@@ -115,6 +115,11 @@ export function findCurveSources(
   const seen = new Map<string, number>();
   let withoutStep = 0;
   for (const { frame, time } of timed) {
+    const groups = groupSources(frame, time, options);
+    if (groups) {
+      sources.push(...groups);
+      continue;
+    }
     for (const field of frame.fields) {
       if (field.type !== FieldType.number || isStepField(field, frame, options.stepField)) continue;
       const key = seriesKey(field.labels, frame.refId);
@@ -146,6 +151,44 @@ export function findCurveSources(
     notes.push(`${withoutStep} series without a "${options.stepField}" field left out (x axis: ${options.stepField})`);
   }
   return { sources, notes };
+}
+
+/**
+ * A frame of the bridge's groups table (`GET /api/v1/groups/table`, read by a table data source): a `mean`
+ * field with `min` and `max` beside it, a row per group and pixel column. Each value of its `group` field
+ * (a string) becomes one curve, the mean, with the min–max as its band; the other columns are not drawn.
+ * Null for any other frame.
+ */
+export function groupSources(frame: DataFrame, time: Field, options: FrameReadOptions): CurveSource[] | null {
+  const numeric = (name: string) => frame.fields.find((f) => f.name === name && f.type === FieldType.number);
+  const mean = numeric('mean');
+  const lo = numeric('min');
+  const hi = numeric('max');
+  if (!mean || !lo || !hi) return null;
+  const groupField = frame.fields.find((f) => f.name === 'group' && f.type === FieldType.string);
+  const step = frame.fields.find((f) => isStepField(f, frame, options.stepField));
+  if (options.xAxis === 'field' && !step) return [];
+  const rows = new Map<string, number[]>();
+  for (let i = 0; i < time.values.length; i++) {
+    const name = groupField ? String(groupField.values[i]) : (frame.name ?? mean.name);
+    const list = rows.get(name);
+    if (list) list.push(i);
+    else rows.set(name, [i]);
+  }
+  return [...rows].map(([name, at]) => {
+    const pick = (values: ArrayLike<unknown>) => at.map((i) => values[i]);
+    return {
+      id: JSON.stringify([frame.refId ?? '', frame.name ?? '', 'group', name]),
+      name,
+      labels: { group: name },
+      frame,
+      live: false,
+      times: pick(time.values),
+      values: pick(mean.values) as Field['values'],
+      steps: step ? { kind: 'aligned', values: pick(step.values) } : null,
+      band: { lo: pick(lo.values), hi: pick(hi.values) },
+    };
+  });
 }
 
 function stepAt(steps: StepSource | null, index: number, time: number): number {
