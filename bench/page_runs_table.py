@@ -89,7 +89,7 @@ def write_runs(folder: pathlib.Path, n: int) -> pathlib.Path:
     path = folder / f"runs-{n}.duckdb"
     if path.exists():
         bridge = BridgeProcess(folder / "check", f"duckdb:///{path}", "")
-        bridge.start(timeout=120)
+        bridge.start(timeout=900)
         try:
             have = httpx.get(bridge.url + "/api/v1/runs/table", params={"limit": 0}, timeout=60).json()["total"]
         finally:
@@ -191,7 +191,7 @@ def main() -> None:
             path = write_runs(folder, n)
             machine(f"before {n:,} runs")
             bridge = BridgeProcess(folder / "serve", f"duckdb:///{path}", "", log_level="WARNING")
-            bridge.start(timeout=120)
+            bridge.start(timeout=900)  # a file just written opens with its write-ahead log replayed
             try:
                 with chromium() as browser:
                     measure(browser, bridge.url + "/", n, args.repeat)

@@ -10,7 +10,7 @@ import httpx
 
 from curvestream_wire.v1 import batch_pb2, run_pb2
 from fleet_store import T0
-from page_helpers import open_page, page_context, wait_chart
+from page_helpers import drawn_series, open_page, page_context, wait_chart
 from servers import wait_until
 
 RUNS = [f"live-{i:03d}" for i in range(100)]
@@ -65,6 +65,19 @@ def test_a_hundred_live_runs_reach_the_page_over_one_socket_every_point_once(bro
             open_page(page, bridge, runs=tuple(("fleet", r) for r in RUNS))
             wait_chart(page, KEY, lambda c: len(c["series"]) == len(RUNS) and all(s["points"] == FIRST for s in c["series"]),
                        "a hundred runs drawn", timeout=120)
+            # the chart's own legend: the top runs by last value, a search, the hovered run highlighted
+            legend = page.get_by_test_id("card-legend")
+            items = legend.get_by_test_id("legend-item")
+            assert [items.nth(i).get_attribute("title") for i in range(items.count())] == RUNS[::-1][:10]
+            legend.get_by_test_id("legend-search").fill("live-05")
+            wait_until(lambda: sorted(items.nth(i).get_attribute("title") for i in range(items.count())) ==
+                       [f"live-05{i}" for i in range(10)], 10, "the runs the search finds")
+            items.first.hover()
+            lit = items.first.get_attribute("data-id")
+            wait_until(lambda: drawn_series(page, KEY)[f"{lit}|raw"]["lineOpacity"] == 1, 10, "the hovered run lit")
+            assert {s["lineOpacity"] for k, s in drawn_series(page, KEY).items() if k != f"{lit}|raw"} == {0.08}
+            legend.get_by_test_id("legend-search").fill("")
+            page.mouse.move(5, 5)
             wait_until(lambda: page.evaluate("window.__curvestream.live") == "open", 30, "the live socket")
             wait_until(lambda: len(RUNS) in page.evaluate("window.__sockets.subscribed"), 30, "the 100 runs subscribed")
             for r in range(ROUNDS):  # a round at a time: each run's points in order
