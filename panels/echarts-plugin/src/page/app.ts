@@ -61,6 +61,8 @@ export class App {
   private liveState: LiveState = 'offline';
   /** A runs list was asked for while the live socket was not open: read it again once it is. */
   private runsAskedBeforeLive = false;
+  /** The charts' keys the live socket was last subscribed to (null: every key). */
+  private subscribedKeys: string | null = null;
 
   private readonly api: ApiClient;
   private readonly live: LiveSocket;
@@ -161,6 +163,8 @@ export class App {
       run: (runId) => this.known.get(runId),
       runsChanged: () => this.runsPanel.refresh(),
       reloadRunsSoon: () => this.reloadRunsSoon(),
+      // a status that came between the table's read and the subscription was pushed to nobody
+      subscribed: () => this.reloadRunsSoon(),
       alert: (alert) => this.onAlert(alert),
       detail: this.detail,
     });
@@ -234,9 +238,11 @@ export class App {
     for (const panel of this.sections.panels.values()) panel.setAlerts(this.alerts);
   }
 
+  /** The table's page again (runs came or changed), and the alerts (a filter or page change asks for neither). */
   private async loadRuns(): Promise<void> {
     if (this.liveState !== 'open') this.runsAskedBeforeLive = true;
     await this.runsPanel.reload();
+    void this.loadAlerts();
   }
 
   /** A page of the runs table came: its runs and the selected ones are the runs the page knows now. */
@@ -245,7 +251,6 @@ export class App {
     const runs = [...answer.runs, ...answer.selected];
     this.known = new Map(runs.map((r) => [runKey(r), r]));
     this.liveRouter.noteRuns(runs);
-    void this.loadAlerts();
     fillGroupBy(this.chartsView.groupBy, answer.facets.config_keys, this.state.groupBy);
     if (this.autoSelect && this.state.runs.length === 0 && answer.total > 0) {
       this.autoSelect = false;
@@ -300,6 +305,18 @@ export class App {
     return this.state.runs.map((r) => ({ project: r.project, run: r.run, keys }));
   }
 
+  /**
+   * The charts that exist changed: with the charts' keys subscribed, the socket is told at once (a new
+   * chart's query and its subscription leave together, as a newly selected run's do); else once they settle.
+   */
+  private resubscribeForCharts(): void {
+    const keys = this.sections.total <= LIVE_ALL_KEYS ? null : [...this.sections.panels.keys()].sort().join('\n');
+    if (keys === this.subscribedKeys) return;
+    this.subscribedKeys = keys;
+    if (keys === null) this.resubscribeSoon();
+    else this.live.setSubscriptions(this.subscriptions());
+  }
+
   // ---- charts ----
 
   private chartSettings(): ChartSettings {
@@ -341,7 +358,7 @@ export class App {
   /** Keys were listed, or the charts that exist changed (the page scrolled): the line above, the live keys. */
   private onChartsChange(): void {
     this.chartsView.info.textContent = chartsInfoText(this.state.runs.length, this.sections.total, this.sections.matched);
-    this.resubscribeSoon();
+    this.resubscribeForCharts();
   }
 
   private setTab(tab: PageTab): void {

@@ -23,6 +23,8 @@ export interface LiveTargets {
   alert(alert: ApiAlert): void;
   /** A run the page does not know: read the runs list again, soon. */
   reloadRunsSoon(): void;
+  /** The socket's subscription is in place: what changed before it may be missing from what the page read. */
+  subscribed(): void;
   detail: RunDetail;
 }
 
@@ -86,8 +88,7 @@ export class LiveRouter {
         targets.reloadRunsSoon();
         return;
       case 'subscribed':
-        // a status that came between the page's read and this subscription was pushed to nobody
-        targets.reloadRunsSoon();
+        targets.subscribed();
         return;
       case 'alert':
         if (message.alert && typeof message.alert.id === 'string') targets.alert(message.alert);
