@@ -132,58 +132,54 @@ async def keys(
     return answer(await in_thread(listed))
 
 
+class GroupsAsked:
+    """What the groups endpoints take: a key, a grouping, the runs (named, or those the runs table's
+    filters match) and the range and width."""
+
+    def __init__(
+        self,
+        key: str = Query(..., description="metric key, exactly as logged"),
+        group_by: str = Query(..., description="'group' (the run's group) or 'config:<key>'"),
+        run: list[str] = Query([], description=f"{RUN_PAIRS_HELP}; none: the runs the filters below match"),
+        project: str | None = None, q: str = "", tag: str = "", group: str = "", state: str = "",
+        config_key: str = "", config_value: str = "", alerting: bool = False,
+        x: Literal["step", "time", "relative"] = "step",
+        start: float | None = None, end: float | None = None,
+        width: int = Query(1000, ge=1, le=20000),
+    ) -> None:
+        if start is not None and end is not None and end < start:
+            raise HTTPException(422, "end must not be less than start")
+        self.query = GroupQuery(key, _group_by(group_by), x, start, end, width)
+        self.refs = run_pairs(run)
+        self.filter = RunsFilter(project, q, tag, group, config_key, config_value, state, alerting)
+
+
+Groups = Annotated[GroupsAsked, Depends()]
+
+
 @router.get("/groups/series", tags=["series"], response_model=ApiGroups)
-async def groups_series(
-    request: Request, api: Api, fleet: Fleet,
-    key: str = Query(..., description="metric key, exactly as logged"),
-    group_by: str = Query(..., description="'group' (the run's group) or 'config:<key>'"),
-    run: list[str] = Query([], description=f"{RUN_PAIRS_HELP}; none: the runs the filters below match"),
-    project: str | None = None, q: str = "", tag: str = "", group: str = "", state: str = "",
-    config_key: str = "", config_value: str = "", alerting: bool = False,
-    x: Literal["step", "time", "relative"] = "step",
-    start: float | None = None, end: float | None = None,
-    width: int = Query(1000, ge=1, le=20000),
-) -> Response:
+async def groups_series(request: Request, api: Api, fleet: Fleet, asked: Groups) -> Response:
     """Groups of runs as one mean line and a min–max band per pixel column."""
-    return answer(await _groups(request, api, fleet, key, group_by, run, project, q, tag, group, state, config_key,
-                                config_value, alerting, x, start, end, width))
+    return answer(await _groups(request, api, fleet, asked))
 
 
 @router.get("/groups/table", tags=["series"], response_model=ApiGroupsTable)
-async def groups_table(
-    request: Request, api: Api, fleet: Fleet,
-    key: str = Query(..., description="metric key, exactly as logged"),
-    group_by: str = Query(..., description="'group' (the run's group) or 'config:<key>'"),
-    run: list[str] = Query([], description=f"{RUN_PAIRS_HELP}; none: the runs the filters below match"),
-    project: str | None = None, q: str = "", tag: str = "", group: str = "", state: str = "",
-    config_key: str = "", config_value: str = "", alerting: bool = False,
-    x: Literal["step", "time", "relative"] = "step",
-    start: float | None = None, end: float | None = None,
-    width: int = Query(1000, ge=1, le=20000),
-) -> Response:
+async def groups_table(request: Request, api: Api, fleet: Fleet, asked: Groups) -> Response:
     """``/groups/series`` as a table: one row per group and column (for table readers: Grafana's Infinity
     data source, a dataframe)."""
-    return answer(group_table(await _groups(request, api, fleet, key, group_by, run, project, q, tag, group, state,
-                                            config_key, config_value, alerting, x, start, end, width)))
+    return answer(group_table(await _groups(request, api, fleet, asked)))
 
 
-async def _groups(request: Request, api: BridgeApi, fleet: FleetReads, key: str, group_by: str, run: list[str],
-                  project: str | None, q: str, tag: str, group: str, state: str, config_key: str, config_value: str,
-                  alerting: bool, x: Literal["step", "time", "relative"], start: float | None, end: float | None,
-                  width: int) -> dict[str, Any]:
-    if start is not None and end is not None and end < start:
-        raise HTTPException(422, "end must not be less than start")
-    gq = GroupQuery(key, _group_by(group_by), x, start, end, width)
-    refs = run_pairs(run)
-    f = RunsFilter(project, q, tag, group, config_key, config_value, state, alerting)
+async def _groups(request: Request, api: BridgeApi, fleet: FleetReads, asked: GroupsAsked) -> dict[str, Any]:
+    gq = asked.query
 
     def members() -> list[tuple[tuple[str, str], str | None]]:
         snap = fleet.table.snapshot()
-        if refs:
-            rows = {ref: snap.by_ref.get(ref) for ref in dict.fromkeys(refs)}
+        if asked.refs:
+            rows = {ref: snap.by_ref.get(ref) for ref in dict.fromkeys(asked.refs)}
             return [(ref, group_value(row.json, gq.group_by) if row is not None else None) for ref, row in rows.items()]
         return [(row.ref, group_value(row.json, gq.group_by))
-                for row in sort_rows(snap.matching(f, api.firing_per_run()), "-started", {})]
+                for row in sort_rows(snap.matching(asked.filter, api.firing_per_run()), "-started", {})]
 
     chosen = await in_thread(members)
     return await read_for(request, api, group_bands, gq, chosen, api.reader.series_many)

@@ -233,8 +233,8 @@ class ApiGroupRow(_Shape):
     count: int
 
 
-class ApiGroupsTable(_Shape):
-    """`GET /api/v1/groups/series?format=table`: the groups as rows, one per group and column."""
+class _GroupsFields(_Shape):
+    """What a groups answer says besides its groups: the key, the grouping, the range and its columns."""
 
     key: str
     x: XMode
@@ -242,18 +242,17 @@ class ApiGroupsTable(_Shape):
     start: float | None
     end: float | None
     width: int
+
+
+class ApiGroupsTable(_GroupsFields):
+    """`GET /api/v1/groups/table`: the groups as rows, one per group and column."""
+
     rows: list[ApiGroupRow]
 
 
-class ApiGroups(_Shape):
+class ApiGroups(_GroupsFields):
     """`GET /api/v1/groups/series`: groups of runs as one curve each, per pixel column of the range."""
 
-    key: str
-    x: XMode
-    group_by: str
-    start: float | None
-    end: float | None
-    width: int
     groups: list[ApiGroup]
 
 

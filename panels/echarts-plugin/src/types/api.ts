@@ -433,7 +433,7 @@ export interface ApiGroupRow {
   count: number;
 }
 
-/** `GET /api/v1/groups/series?format=table`: the groups as rows, one per group and column. */
+/** `GET /api/v1/groups/table`: the groups as rows, one per group and column. */
 export interface ApiGroupsTable {
   key: string;
   x: XMode;
