@@ -151,6 +151,12 @@ def pct(values: list[float], p: float) -> float:
     return s[min(len(s) - 1, max(0, math.ceil(p * len(s)) - 1))]
 
 
+def latency_row(label: str, values: list[float], width: int = 44) -> str:
+    """One line of latencies: p50, p95 and max, in ms."""
+    return (f"  {label:<{width}} p50 {pct(values, 0.5):6.0f} ms   p95 {pct(values, 0.95):6.0f} ms   "
+            f"max {max(values):6.0f} ms")
+
+
 def med(values: list[float]) -> float:
     return statistics.median(values)
 

@@ -35,7 +35,7 @@ from urllib.parse import quote
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _page import chromium, get_json, machine, page_url, painted, pct, recorded, recorded_page  # noqa: E402
+from _page import chromium, get_json, latency_row, machine, page_url, painted, recorded, recorded_page  # noqa: E402
 from _servers import BridgeProcess, Mosquitto, wait_until  # noqa: E402
 
 PROJECT = "fleet"
@@ -184,17 +184,13 @@ def report(bridge: BridgeProcess, names: list[str], total: int, log: dict, socke
             if frame is not None:
                 frame_part.append(frame - wall)
 
-    def row(label: str, values: list[float]) -> str:
-        return (f"  {label:<40} p50 {pct(values, 0.5):6.0f} ms   p95 {pct(values, 0.95):6.0f} ms   "
-                f"max {max(values):6.0f} ms")
-
     print(f"\n{len(names)} runs ({args.processes} processes × {args.runs_each}) × {args.rate:g} steps/s × "
           f"{args.seconds:g} s, one chart, {sockets} WebSocket(s); {len(lat):,} points timed")
-    print(row("log() -> drawn in the page (goal p95 <= 300)", lat))
+    print(latency_row("log() -> drawn in the page (goal p95 <= 300)", lat))
     print("  where the time goes:")
-    print(row("  log() -> live message at the page", wire))
-    print(row("  live message -> drawn", page_part))
-    print(row("  drawn -> painted", frame_part))
+    print(latency_row("  log() -> live message at the page", wire))
+    print(latency_row("  live message -> drawn", page_part))
+    print(latency_row("  drawn -> painted", frame_part))
     print(f"  {len(draws)} drawings of the chart; page errors: {errors or 'none'}")
 
 

@@ -35,8 +35,8 @@ from urllib.parse import quote
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _page import (chromium, get_json, machine, page_url, painted, pct, prometheus, recorded,  # noqa: E402
-                   recorded_page)
+from _page import (chromium, get_json, latency_row, machine, page_url, painted, prometheus,  # noqa: E402
+                   recorded, recorded_page)
 from _servers import BridgeProcess, Mosquitto, wait_until  # noqa: E402
 
 PROJECT = "bench"
@@ -152,18 +152,14 @@ def measure(browser: Any, broker: Mosquitto, bridge: BridgeProcess, spool: pathl
     frames_with_points = len({w["wall"] for w in log["ws"] if w["key"] == KEY and w["last"] >= WARMUP})
     draws_with_points = len({n for n, _ in drawn if n > WARMUP})
 
-    def row(name: str, values: list[float]) -> str:
-        return (f"  {name:<44} p50 {pct(values, 0.5):6.0f} ms   p95 {pct(values, 0.95):6.0f} ms   "
-                f"max {max(values):6.0f} ms")
-
     print(f"\nclient flush interval {flush_ms} ms, a point every {interval_ms:g} ms, {len(lat)} points "
           f"(trainer: {line}):")
-    print(row("log() -> drawn in the page (goal p95 <= 150)", lat))
-    print(row("log() -> painted (the next frame rasterized it)", on_screen))
+    print(latency_row("log() -> drawn in the page (goal p95 <= 150)", lat))
+    print(latency_row("log() -> painted (the next frame rasterized it)", on_screen))
     print("  where the time goes:")
-    print(row("  log() -> live message at the page", wire))
-    print(row("  live message -> drawn", page_part))
-    print(row("  drawn -> painted", frame_part))
+    print(latency_row("  log() -> live message at the page", wire))
+    print(latency_row("  live message -> drawn", page_part))
+    print(latency_row("  drawn -> painted", frame_part))
     print(f"    bridge store writes meanwhile: {writes:.0f}, mean {write_s / max(writes, 1) * 1e3:.1f} ms; "
           f"{frames_with_points} live messages, {draws_with_points} draws; ECharts holds "
           f"{[s['points'] for s in drawn_now if s['id'].endswith('|raw')]} points; page errors: {errors or 'none'}")
