@@ -81,11 +81,25 @@ class RunsSnapshot:
         self.rows = [_row(r) for r in records]
         self.by_ref = {row.ref: row for row in self.rows}
         self._facets: dict[str | None, dict[str, list[str]]] = {}
+        self._orders: dict[str, list[_Row]] = {}
+        self._lock = threading.Lock()
 
-    def matching(self, f: RunsFilter, firing: dict[tuple[str, str], int]) -> list[_Row]:
+    def ordered(self, sort: str, firing: dict[tuple[str, str], int]) -> list[_Row]:
+        """Every row in the order ``sort`` names (see :func:`sort_rows`); kept per order, but by firing
+        alerts, which move without the runs changing."""
+        if sort.lstrip("-") == "alerts":
+            return sort_rows(self.rows, sort, firing)
+        with self._lock:
+            found = self._orders.get(sort)
+            if found is None:
+                found = self._orders[sort] = sort_rows(self.rows, sort, firing)
+            return found
+
+    def matching(self, f: RunsFilter, firing: dict[tuple[str, str], int], sort: str = "-started") -> list[_Row]:
+        """The rows that match the filter, in the order ``sort`` names."""
         words = f.words
         out = []
-        for row in self.rows:
+        for row in self.ordered(sort, firing):
             r = row.record
             if f.project is not None and r.project != f.project:
                 continue
@@ -184,7 +198,7 @@ def sort_rows(rows: list[_Row], sort: str, firing: dict[tuple[str, str], int]) -
 class RunsTable:
     """Keeps the :class:`RunsSnapshot` the queries read (see the module docstring)."""
 
-    def __init__(self, read_runs: Callable[[], list[RunRecord]], max_age_s: float = 1.0,
+    def __init__(self, read_runs: Callable[[], list[RunRecord]], max_age_s: float = 5.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._read_runs = read_runs
         self.max_age_s = max_age_s

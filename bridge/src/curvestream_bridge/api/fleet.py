@@ -21,7 +21,7 @@ from curvestream_bridge.api.reads import in_thread, read_for
 from curvestream_bridge.configtext import CONFIG_PREFIX, group_value
 from curvestream_bridge.group_bands import GroupQuery, group_bands, group_table
 from curvestream_bridge.key_index import KeyIndexCache, KeyMatcher
-from curvestream_bridge.runs_table import RunsFilter, RunsTable, sort_rows
+from curvestream_bridge.runs_table import RunsFilter, RunsTable
 
 __all__ = ["router", "FleetReads"]
 
@@ -86,9 +86,8 @@ async def runs_table(
     def page() -> dict[str, Any]:
         snap = fleet.table.snapshot()
         firing = api.firing_per_run()
-        matched = snap.matching(f, firing)
         try:
-            ordered = sort_rows(matched, sort, firing)
+            matched = snap.matching(f, firing, sort)
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from None
         counts: dict[str | None, int] = {}
@@ -100,7 +99,7 @@ async def runs_table(
             facets["config_values"] = snap.config_values(project, config_key)
         total = len(snap.rows) if project is None else sum(r.record.project == project for r in snap.rows)
         return {"total": total, "matched": len(matched), "offset": offset, "limit": limit, "sort": sort,
-                "runs": [_row_json(api, r, firing) for r in ordered[offset:offset + limit]],
+                "runs": [_row_json(api, r, firing) for r in matched[offset:offset + limit]],
                 "selected": [_row_json(api, snap.by_ref[ref], firing) for ref in wanted if ref in snap.by_ref],
                 "count_by": count_by,
                 "counts": [{"value": v, "runs": n} for v, n in sorted(counts.items(), key=lambda kv: -kv[1])],
@@ -179,7 +178,7 @@ async def _groups(request: Request, api: BridgeApi, fleet: FleetReads, asked: Gr
             rows = {ref: snap.by_ref.get(ref) for ref in dict.fromkeys(asked.refs)}
             return [(ref, group_value(row.json, gq.group_by) if row is not None else None) for ref, row in rows.items()]
         return [(row.ref, group_value(row.json, gq.group_by))
-                for row in sort_rows(snap.matching(asked.filter, api.firing_per_run()), "-started", {})]
+                for row in snap.matching(asked.filter, api.firing_per_run())]
 
     chosen = await in_thread(members)
     return await read_for(request, api, group_bands, gq, chosen, api.reader.series_many)
