@@ -14,7 +14,7 @@ grows per run (the attributes the page writes in the task that calls ECharts'
 
 A point's latency is the time its run's curve first holds it drawn minus its
 ``log()`` time (same machine, same clock). Printed: p50 / p95 / max over every
-point of every run (goal #29: p95 ≤ 300 ms), where the time goes (log() ->
+point of every run (goal: p95 ≤ 300 ms), where the time goes (log() ->
 the live message at the page, message -> drawn, drawn -> painted), and the
 socket count. Prints figures, never asserts them.
 """

@@ -152,8 +152,9 @@ def measure(url: str, keys: list[str], layers: int) -> None:
             now = page.evaluate("performance.now()")
             page.evaluate("""n => document.querySelector(`[data-testid="chart-section"][data-section="${n}"]`)
                 .scrollIntoView({block: 'start'})""", f"layer.{i}")
-            time.sleep(0.05)
-            shown = page.evaluate(ON_SCREEN_JS)
+            # the section's first charts made, then those of them on screen drawn
+            page.wait_for_function("i => window.__curvestream.sections[i].charts.length > 0", arg=i, timeout=60_000)
+            shown = [k for k in page.evaluate(ON_SCREEN_JS) if k.startswith(f"layer.{i}/")]
             per_section.append(wait_drawn(page, shown, now, f"section layer.{i}") - now)
             metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
             peaks["heap"] = max(peaks["heap"], metrics["JSHeapUsedSize"] / 2**20)

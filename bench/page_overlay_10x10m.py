@@ -147,7 +147,7 @@ def request_split(timings: list[dict], after: float = 0.0) -> dict[str, float]:
 
 def first_renders(browser: Any, url: str, n: int, repeat: int) -> None:
     print(f"\nFirst full render: navigation start -> all {n} series drawn, and painted (ms since navigation start)")
-    print(f"  {'rep':>3} {'painted':>7} {'drawn':>6} {'app.js':>6} {'runs':>5} {'metrics':>7} {'1st query':>9} "
+    print(f"  {'rep':>3} {'painted':>7} {'drawn':>6} {'app.js':>6} {'runs':>5} {'keys':>7} {'1st query':>9} "
           f"{'last answer':>11} {'server med/max':>14} {'queued':>6} {'answer->drawn':>13} {'->painted':>9} "
           f"{'script':>6}")
     painted, drawn = [], []
@@ -159,8 +159,8 @@ def first_renders(browser: Any, url: str, n: int, repeat: int) -> None:
             got = wait_ready(page, n, 0.0, False, "the first full render")
             script = cdp_metrics(cdp)["ScriptDuration"] * 1e3
             app_js = resource_timings(page, "assets/app.js")[0]["responseEnd"]
-            runs = max(r["responseEnd"] for r in resource_timings(page, "api/v1/runs") if r["name"].endswith("/runs"))
-            meta = max(r["responseEnd"] for r in resource_timings(page, "/metrics"))
+            runs = min(r["responseEnd"] for r in resource_timings(page, "api/v1/runs/table"))
+            meta = min(r["responseEnd"] for r in resource_timings(page, "api/v1/keys"))
             series = resource_timings(page, "/series?")
             s = request_split(series)
             assert not page.page_errors, page.page_errors

@@ -18,7 +18,7 @@ the page, 1280×800 at 1×, each repetition in a fresh context.
 - **Page change**: a click on "next" -> the second page's rows, painted.
 
 Printed: medians and maxima of each, and the bridge's share (Resource Timing:
-request sent -> first byte of ``/api/v1/runs/table``). Goals (#29): first
+request sent -> first byte of ``/api/v1/runs/table``). Goals: first
 paint ≤ 300 ms, a filter change ≤ 150 ms. Prints figures, never asserts them.
 """
 
