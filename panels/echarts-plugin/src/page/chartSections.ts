@@ -288,7 +288,8 @@ export class ChartSections {
       } finally {
         block.loading = false;
       }
-      if (!block.el.isConnected || block.panels) return;
+      // scrolled far away (or laid out anew) while its keys were asked for: made when it comes near again
+      if (!block.el.isConnected || block.panels || !isNear(block.el.getBoundingClientRect())) return;
     }
     const panels: ChartPanel[] = [];
     for (let i = block.span.offset; i < block.span.offset + block.span.count; i++) {
