@@ -12,7 +12,7 @@ from typing import Any, Iterator
 import numpy as np
 import pytest
 
-from bridge_client import AppClient, q, served_engine
+from bridge_client import AppClient, q, served_bridge, served_engine
 from curvestream_bridge.api.models import ApiKeys
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_wire.v1 import batch_pb2
@@ -105,3 +105,16 @@ def test_a_bad_pattern_or_run_is_refused_with_the_reason(api):
     assert api.get("/api/v1/keys", params={"run": "keys/big", "match": "fuzzy"}).status_code == 422
     nowhere = _keys(api, ["nowhere"])
     assert (nowhere["total"], nowhere["keys"], nowhere["runs"][0]["first_ms"]) == (0, [], None)
+
+
+def test_keys_are_kept_a_few_seconds_and_read_again_when_asked_fresh(tmp_path):
+    with served_bridge(store=f"duckdb:///{tmp_path}/keys.duckdb") as (bridge, client):
+        _fill(bridge.store)
+        first = client.get("/api/v1/keys", params={"run": "keys/big"}).json()
+        steps = np.arange(2, dtype=np.int64)
+        bridge.store.write([DecodedBatch(b"later", 1, "keys", "big", [ScalarColumn("a new key", steps, T0 + steps,
+                                                                                     np.ones(2))], [], [], None, None, 0)])
+        kept = client.get("/api/v1/keys", params={"run": "keys/big"}).json()
+        fresh = client.get("/api/v1/keys", params={"run": "keys/big", "fresh": "true"}).json()
+    assert kept == first, "one read serves a page's requests in a row"
+    assert fresh["total"] == first["total"] + 1 and fresh["keys"][0]["key"] == "a new key"

@@ -119,9 +119,11 @@ class KeyIndex:
 
 class KeyIndexCache:
     """Indices of the runs asked recently: a page scrolling through sections asks
-    for several ranges in a row. Kept ``max_age_s`` (new keys appear as runs log)."""
+    for a range of keys per screen, and an index of 10,000 keys takes ~0.1 s of
+    a core to build. Kept ``max_age_s`` (new keys appear as runs log), or read
+    again when asked ``fresh`` (a page that saw a key it does not know)."""
 
-    def __init__(self, read: Callable[[list[tuple[str, str]]], list[list[MetricRecord]]], max_age_s: float = 1.0,
+    def __init__(self, read: Callable[[list[tuple[str, str]]], list[list[MetricRecord]]], max_age_s: float = 10.0,
                  entries: int = 16, clock: Callable[[], float] = time.monotonic) -> None:
         self._read = read
         self.max_age_s = max_age_s
@@ -130,12 +132,12 @@ class KeyIndexCache:
         self._lock = threading.Lock()
         self._kept: dict[tuple[tuple[str, str], ...], tuple[float, KeyIndex]] = {}
 
-    def index(self, runs: list[tuple[str, str]]) -> KeyIndex:
+    def index(self, runs: list[tuple[str, str]], fresh: bool = False) -> KeyIndex:
         ident = tuple(runs)
         now = self._clock()
         with self._lock:
             kept = self._kept.get(ident)
-        if kept is not None and now - kept[0] <= self.max_age_s:
+        if kept is not None and now - kept[0] <= self.max_age_s and not fresh:
             return kept[1]
         index = KeyIndex.of(self._read(runs))
         with self._lock:

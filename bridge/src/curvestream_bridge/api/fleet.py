@@ -114,6 +114,7 @@ async def keys(
     run: list[str] = Query(..., description=RUN_PAIRS_HELP),
     q: str = "", match: Literal["words", "glob", "regex"] = "words",
     offset: int = Query(0, ge=0), limit: int = Query(200, ge=0, le=20000),
+    fresh: bool = Query(False, description="read the runs' keys again (they are kept for 10 s)"),
 ) -> Response:
     """The scalar keys of these runs in sections by prefix, searched, one range of them."""
     refs = run_pairs(run)
@@ -123,7 +124,7 @@ async def keys(
         raise HTTPException(422, str(exc)) from None
 
     def listed() -> dict[str, Any]:
-        index = fleet.keys.index(refs)
+        index = fleet.keys.index(refs, fresh)
         out = index.answer(matcher, offset, limit)
         out["runs"] = [{"project": p, "run": r, "first_ms": first} for (p, r), first in zip(refs, index.first_ms)]
         return out

@@ -47,6 +47,8 @@ export interface KeysQuery {
   match: 'words' | 'glob' | 'regex';
   offset: number;
   limit: number;
+  /** Read the runs' keys again (the bridge keeps them a few seconds): a key was seen that the page does not know. */
+  fresh?: boolean;
 }
 
 /** Groups of runs as one curve each (`GET /api/v1/groups/series`). */
@@ -162,7 +164,13 @@ export class ApiClient {
   }
 
   private keysUrl(refs: readonly RunRef[], query: KeysQuery): URL {
-    const url = this.url('api/v1/keys', { q: query.q, match: query.match, offset: query.offset, limit: query.limit });
+    const url = this.url('api/v1/keys', {
+      q: query.q,
+      match: query.match,
+      offset: query.offset,
+      limit: query.limit,
+      fresh: query.fresh ? 'true' : undefined,
+    });
     for (const ref of refs) url.searchParams.append('run', runParam(ref));
     return url;
   }

@@ -117,8 +117,8 @@ export class ChartSections {
     return this.runs;
   }
 
-  /** Lay out the keys of these runs that the filter text keeps (keySearch.ts). */
-  async show(runs: readonly RunRef[], filterText: string): Promise<void> {
+  /** Lay out the keys of these runs that the filter text keeps (keySearch.ts); `fresh`: read anew on the bridge. */
+  async show(runs: readonly RunRef[], filterText: string, fresh = false): Promise<void> {
     const generation = ++this.generation;
     this.asking?.abort();
     const asking = new AbortController();
@@ -127,7 +127,8 @@ export class ChartSections {
     let answer: ApiKeys | null = null;
     if (runs.length > 0) {
       try {
-        answer = await this.host.fetchKeys(runs, { ...search, offset: 0, limit: FIRST_KEYS }, asking.signal);
+        const query = { ...search, offset: 0, limit: FIRST_KEYS, ...(fresh ? { fresh } : {}) };
+        answer = await this.host.fetchKeys(runs, query, asking.signal);
       } catch (error) {
         if (!asking.signal.aborted) this.host.onError(error);
         return;
@@ -142,9 +143,9 @@ export class ChartSections {
     this.build();
   }
 
-  /** The same runs and search again: keys may have appeared. */
+  /** The same runs and search again: keys have appeared. */
   refresh(filterText: string): Promise<void> {
-    return this.show(this.runs, filterText);
+    return this.show(this.runs, filterText, true);
   }
 
   /** Whether a key is laid out (listed by the bridge), with a chart now or not. */
