@@ -6,6 +6,7 @@ zoomed, and a click on a band lists its runs."""
 from __future__ import annotations
 
 import json
+import math
 import urllib.parse
 
 import numpy as np
@@ -33,7 +34,7 @@ def _write(path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
             for seed in range(n):
                 name = f"lr={lr} seed={seed}"
                 steps = np.arange(POINTS, dtype=np.int64)
-                values = (20 if lr == "0.1" else 0) + 5 * np.exp(-steps / 1500) + 0.3 * rng.standard_normal(POINTS)
+                values = (20 if lr == "0.1" else 0) + 5 * np.exp(-steps / 1500) + 3 * rng.standard_normal(POINTS)
                 values[rng.integers(0, POINTS, 3)] = np.nan
                 values[rng.integers(0, POINTS)] += 50
                 values[rng.integers(0, POINTS)] -= 50
@@ -92,17 +93,30 @@ def test_a_groups_band_equals_per_column_the_min_and_max_of_its_runs_curves(brow
         page.mouse.move(x, y)
         for _ in range(12):
             page.mouse.wheel(0, -100)
-        wait_until(lambda: (page.evaluate("k => window.__curvestream.groupBands(k)", KEY) or {}).get("start", 0) > 0
-                   and card.get_attribute("data-state") == "ready", 60, "the zoomed groups")
+        def settled() -> bool:  # the groups drawn are those of the window the gesture ended on
+            zoom = page.evaluate("window.__curvestream.zoom")
+            bands = page.evaluate("k => window.__curvestream.groupBands(k)", KEY) or {}
+            return (zoom is not None and card.get_attribute("data-state") == "ready"
+                    and (bands.get("start"), bands.get("end")) == (math.floor(zoom[0]), math.ceil(zoom[1])))
+
+        wait_until(settled, 60, "the zoomed groups")
         zoomed = page.evaluate("k => window.__curvestream.groupBands(k)", KEY)
         assert zoomed["end"] - zoomed["start"] < POINTS / 2
         assert _check_bands(zoomed, curves) > 0
 
         # a click inside a band lists its runs
         band = next(g for g in zoomed["groups"] if g["name"] == "lr=0.1 (4 runs)")
-        mid = len(band["x"]) // 2
-        at = page.evaluate("([k, x, y]) => window.__curvestream.pixelOf(k, x, y)",
-                           [KEY, band["x"][mid], (band["lo"][mid] + band["hi"][mid]) / 2])
+
+        def overlap(i: int) -> tuple[float, float]:  # what the band holds at this column and its neighbours
+            return max(band["lo"][i - 2:i + 3]), min(band["hi"][i - 2:i + 3])
+
+        # where the band is widest around its column: a click a pixel off, either way, still lands in it
+        mid = max(range(2, len(band["x"]) - 2), key=lambda i: overlap(i)[1] - overlap(i)[0])
+        lo, hi = overlap(mid)
+        pixel = lambda y: page.evaluate("([k, x, y]) => window.__curvestream.pixelOf(k, x, y)",  # noqa: E731
+                                        [KEY, band["x"][mid], y])
+        assert pixel(lo)[1] - pixel(hi)[1] > 4, "a band at least 4 pixels high there"
+        at = pixel((lo + hi) / 2)
         page.mouse.click(*at)
         listed = page.get_by_test_id("group-runs")
         wait_until(lambda: listed.is_visible(), 10, "the runs of the band clicked")
