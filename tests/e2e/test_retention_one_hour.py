@@ -12,7 +12,7 @@ import time
 import httpx
 import numpy as np
 
-from curvestream.run import Run
+from curvestream.factory import start_run
 from curvestream.settings import Settings
 from helpers import get_json, metric_counts, prometheus_value, run_path
 
@@ -27,8 +27,8 @@ def test_a_bridge_on_a_database_keeping_points_an_hour_refuses_nothing_and_names
     bridge = bridge_factory(influxd.store_url("one_hour"), mosquitto.url)
     settings = Settings.from_env(mqtt_url=mosquitto.url, bridge_url="", spool_dir=str(spool_dir),
                                  max_batch_points=500)
-    fresh = Run("retention", "now", settings=settings)
-    late = Run("retention", "three-hours-late", settings=settings, clock_ns=lambda: time.time_ns() - 3 * HOUR_NS)
+    fresh = start_run("retention", "now", settings=settings)
+    late = start_run("retention", "three-hours-late", settings=settings, clock_ns=lambda: time.time_ns() - 3 * HOUR_NS)
     values = np.cos(np.arange(STEPS) / 300.0)
     values[1234] = 50.0
     for step in range(STEPS):
