@@ -64,6 +64,11 @@ describe('buildChartOption', () => {
     expect((option.series as AnySeries[])[0]!.id).toBe(seriesIds('a').raw);
   });
 
+  it('shows the tooltip where the pointer moves, not on the wheel that zooms', () => {
+    const tooltip = buildChartOption(model()).tooltip as { triggerOn?: string };
+    expect(tooltip.triggerOn).toBe('mousemove');
+  });
+
   it('draws lines without symbols and without ECharts sampling', () => {
     const option = buildChartOption(model());
     const raw = seriesById(option, seriesIds('a').raw);

@@ -116,6 +116,9 @@ function tooltipOption(model: ChartModel, layers: ChartLayers): TooltipComponent
   const { theme } = model.settings;
   return {
     trigger: 'axis',
+    // not on the wheel nor a click (ECharts' default: all three): a wheel zooms, and the values under the pointer
+    // change with the window, so the tooltip goes with a zoom until the pointer moves again (a tap moves it)
+    triggerOn: 'mousemove',
     axisPointer: { type: 'line', snap: false, lineStyle: { color: theme.mutedText, width: 1 } },
     confine: true,
     transitionDuration: 0,
