@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 from typing import Any, Iterator
 
@@ -14,6 +15,10 @@ from servers import Amqtt, BridgeProcess, Influxd, Mosquitto
 # property-based tests: no wall-clock deadline (speed lives in bench/), no example database in the tree
 hypothesis_settings.register_profile("curvestream", deadline=None, database=None, print_blob=True)
 hypothesis_settings.load_profile("curvestream")
+
+# Runs record system metrics every 10 s by default: tests that compare a run's keys with what they
+# logged would see system/… keys appear once a run lasts that long. Tests of system metrics turn them on.
+os.environ["CURVESTREAM_SYSTEM_METRICS"] = "0"
 
 OUTPUT_DIR = pathlib.Path(__file__).resolve().parent.parent / "test-output"
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 from curvestream_wire import names
 from curvestream_wire.v1 import run_pb2
 
-from curvestream import process_hooks
+from curvestream import process_hooks, system_metrics
 from curvestream.encode import BatchBuilder
 from curvestream.identity import Identity
 from curvestream.losses import LossRecord
@@ -81,5 +81,7 @@ def start_run(
     recorder.queue.append(meta)
     recorder.queue.append(run.status_message(run_pb2.RUN_STATE_RUNNING))
     run.adopted = session.attach(run)
+    if settings.system_metrics:
+        system_metrics.attach(run.system_sample, settings.system_metrics_interval_ms / 1000)
     process_hooks.watch(run)
     return run

@@ -28,7 +28,7 @@ from curvestream_wire import names
 from curvestream_wire.topics import Topics
 from curvestream_wire.v1 import run_pb2
 
-from curvestream import notices, process_hooks
+from curvestream import notices, process_hooks, system_metrics
 from curvestream.alerts import Alert, AlertDispatcher
 from curvestream.bridge_wait import wait_for_bridge
 from curvestream.identity import Identity
@@ -231,6 +231,14 @@ class Run:
         notices.say(f"curvestream: run {self.project}/{self.name} was resumed after step {after:,} and now logs "
                     f"step {step:,}: its steps go back; the runs list marks it (x = time shows both sessions apart)")
 
+    def system_sample(self, wall_ns: int, values: dict[str, float]) -> None:
+        """A system metrics sample (the sampler's thread), at the step the run is at; it never
+        blocks, and is left out while the queue is full. An idle run's rounds start again."""
+        if not self._closed and len(self._queue) < self.recorder.max_queue:
+            self._queue.append((max(self._next_step - 1, 0), wall_ns, values))
+            if self.recorder.idle:
+                self.recorder.resume()
+
     def _item_head(self, key: str, step: int | None) -> tuple[int, int] | None:
         """(step, wall_ns) of a histogram or text item; None after finish()."""
         t = self._time_ns()
@@ -358,6 +366,7 @@ class Run:
             if status not in _STATES:
                 raise ValueError(f"curvestream: status must be one of {sorted(_STATES)}, got {status!r}")
             self._closed = True
+            system_metrics.detach(self.system_sample)  # no sample after the final status
             if not reason and self._stop_reason is not None:
                 reason = f"stopped early: {self._stop_reason}"
             stall_s = self.settings.finish_timeout_ms / 1000

@@ -113,6 +113,14 @@ class Settings:
     gone). What is not committed stays in the spool for the next run or
     ``curvestream sync``. CURVESTREAM_FINISH_TIMEOUT_MS."""
 
+    system_metrics: bool = True
+    """Record the machine's CPU, memory, disk and network use, this process's, and each
+    NVIDIA GPU's (with ``nvidia-ml-py``) under ``system/…`` (:mod:`curvestream.system_metrics`);
+    ``False`` (``0``) records none. CURVESTREAM_SYSTEM_METRICS."""
+
+    system_metrics_interval_ms: int = 10_000
+    """How often system metrics are sampled. CURVESTREAM_SYSTEM_METRICS_INTERVAL_MS."""
+
     def __post_init__(self) -> None:
         positive = (
             "flush_interval_ms",
@@ -124,6 +132,7 @@ class Settings:
             "ack_timeout_ms",
             "max_inflight_batches",
             "mqtt_keepalive_s",
+            "system_metrics_interval_ms",
         )
         for name in positive:
             value = getattr(self, name)
