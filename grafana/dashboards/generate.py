@@ -17,7 +17,9 @@ All have the same variables (project; group, run and metric, multi-select
 with "All": the runs of the chosen groups, every one of them for "All" runs, in
 one query per panel) and the same panels: M4-downsampled curves as Grafana time series and
 as the curvestream panel, one of each per metric (repeated by ``$metric``),
-non-finite values per window, and the bridge's Grafana Live stream; the
+non-finite values per window, the bridge's Grafana Live stream, and a row of
+the runs' system metrics (keys under ``system/``, repeated by
+``$system_metric``; the ``metric`` variable leaves them out); the
 bridge's alerts (measurement ``cs_alert``) are annotations.
 ``dashboard(flavour, extra_panels=..., annotations=...)`` takes more panels
 and annotation queries (builders) for callers that add their own.
@@ -111,15 +113,15 @@ def target(flavour: str, name: str, ref_id: str = "A") -> Query:
     return Query(refId=ref_id, datasource=ds, query=query, rawQuery=True, resultFormat="time_series")
 
 
-def variable(flavour: str, name: str, label: str, query_name: str, *, multi: bool,
+def variable(flavour: str, name: str, label: str, query_name: str, *, multi: bool, regex: str = "",
              all_value: str | None = ".*") -> dash.QueryVariable:
-    """A variable whose options a library query lists; ``multi``: several at once and "All",
-    sent as ``all_value`` as is (not regex-escaped: /^.*$/ instead of a long alternation) or,
-    when None, as the listed options (the runs of the chosen groups, not every run)."""
+    """A variable whose options a library query lists, those ``regex`` keeps (Grafana's filter
+    of the answer); ``multi``: several at once and "All", sent as ``all_value`` as is (not
+    regex-escaped: /^.*$/ instead of a long alternation) or, when None, as the options."""
     query = load_query(query_name, flavour)
     var = (dash.QueryVariable(name).label(label).datasource(datasource(FLAVOURS[flavour]["datasource"]))
            .query(query).refresh(model.VariableRefresh.ON_DASHBOARD_LOAD)
-           .sort(model.VariableSort.ALPHABETICAL_ASC).regex("").hide(model.VariableHide.DONT_HIDE)
+           .sort(model.VariableSort.ALPHABETICAL_ASC).regex(regex).hide(model.VariableHide.DONT_HIDE)
            .multi(multi).include_all(multi).options([]).current(model.VariableOption()))
     if multi:
         var.current(model.VariableOption(selected=True, text=["All"], value=["$__all"]))
@@ -181,6 +183,24 @@ def nonfinite_panel(flavour: str) -> timeseries.Panel:
     return legend_and_tooltip(panel)
 
 
+SYSTEM_KEYS = r"/^system\//"
+"""The system metrics a trainer records (``curvestream.system_metrics``): drawn in a row of their own."""
+TRAINING_KEYS = r"/^(?!system\/)/"
+
+
+def system_panel(flavour: str) -> timeseries.Panel:
+    """One system metric of the runs (CPU, memory, disk, network, each GPU), repeated for every one
+    selected (``$system_metric``)."""
+    panel = (timeseries.Panel().title("${system_metric}")
+             .description("Sampled by the trainer's client every 10 s (CURVESTREAM_SYSTEM_METRICS=0 turns it off): "
+                          "few points, so each window's first, last, minimum and maximum come from the raw points.")
+             .datasource(datasource(FLAVOURS[flavour]["datasource"])).repeat("system_metric").repeat_direction("h")
+             .grid_pos(grid(7, 8)).with_target(target(flavour, "system_m4"))
+             .display_name("${__field.labels.run}").draw_style(common.GraphDrawStyle.LINE).line_width(1)
+             .show_points(common.VisibilityMode.NEVER).span_nulls(True).fill_opacity(0))
+    return legend_and_tooltip(panel)
+
+
 def live_panel() -> dash.Panel:
     query = Query(refId="A", datasource=GRAFANA_DATASOURCE, queryType="measurements", channel=LIVE_CHANNEL,
                   buffer=60000)
@@ -200,6 +220,7 @@ def dashboard(flavour: str, extra_panels: Sequence[tuple[str, cogbuilder.Builder
         ("Curves: curvestream panel", curvestream_panel(flavour)),
         ("Non-finite values", nonfinite_panel(flavour)),
         ("Live", live_panel()),
+        ("System: CPU, memory, disk, network, GPUs", system_panel(flavour)),
         *extra_panels,
     ]
     board = (dash.Dashboard(spec["title"]).uid(spec["uid"])
@@ -210,7 +231,9 @@ def dashboard(flavour: str, extra_panels: Sequence[tuple[str, cogbuilder.Builder
     for var in (variable(flavour, "project", "Project", "project_values", multi=False),
                 variable(flavour, "group", "Group", "group_values", multi=True),
                 variable(flavour, "run", "Run", "run_values", multi=True, all_value=None),
-                variable(flavour, "metric", "Metric", "metric_values", multi=True)):
+                variable(flavour, "metric", "Metric", "metric_values", multi=True, regex=TRAINING_KEYS),
+                variable(flavour, "system_metric", "System metric", "metric_values", multi=True, regex=SYSTEM_KEYS,
+                         all_value=None)):
         board.with_variable(var)
     for annotation in annotations:
         board.annotation(annotation)

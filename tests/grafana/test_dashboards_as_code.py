@@ -102,7 +102,7 @@ def test_each_dashboard_queries_one_flavour_through_the_matching_source(dashboar
 def test_every_variable_referenced_is_defined(dashboards) -> None:
     for name, dashboard in dashboards.items():
         defined = [v["name"] for v in dashboard["templating"]["list"]]
-        assert defined == ["project", "group", "run", "metric"]
+        assert defined == ["project", "group", "run", "metric", "system_metric"]
         texts = [json.dumps(dashboard["panels"]), json.dumps([v["query"] for v in dashboard["templating"]["list"]])]
         used = set().union(*(referenced_variables(t) for t in texts))
         assert used and used <= set(defined), (name, used - set(defined))
@@ -119,10 +119,19 @@ def test_runs_and_metrics_are_multi_select_and_panels_repeat_per_metric(dashboar
         assert variables["group"]["allValue"] == variables["metric"]["allValue"] == ".*"
         # "All" runs: the runs the variable lists (those of the chosen groups), not every run of the project
         assert variables["run"].get("allValue") is None
-        assert list(variables) == ["project", "group", "run", "metric"]  # each variable after those it names
-        repeated = [p for p in walk_panels(dashboard["panels"]) if p.get("repeat")]
+        # each variable after those it names
+        assert list(variables) == ["project", "group", "run", "metric", "system_metric"]
+        repeated = [p for p in walk_panels(dashboard["panels"]) if p.get("repeat") == "metric"]
         assert {p["type"] for p in repeated} == {"timeseries", "curvestream-echarts-panel"}
-        assert all(p["repeat"] == "metric" and p["title"] == "${metric}" for p in repeated)
+        assert all(p["title"] == "${metric}" for p in repeated)
+        # the system metrics (system/…) are left out of $metric and drawn in their own row, by $system_metric
+        assert variables["metric"]["regex"] == "/^(?!system\\/)/"
+        system = variables["system_metric"]
+        assert system["query"] == variables["metric"]["query"] and system["regex"] == "/^system\\//"
+        assert system["multi"] and system["includeAll"] and "allValue" not in system
+        (panel,) = [p for p in walk_panels(dashboard["panels"]) if p.get("repeat") == "system_metric"]
+        rows = [p["title"] for p in dashboard["panels"] if p["type"] == "row"]
+        assert rows[-1].startswith("System") and dashboard["panels"][-1] is panel and panel["type"] == "timeseries"
 
 
 def test_dashboards_run_the_query_librarys_queries_and_the_library_has_both_flavours(dashboards) -> None:

@@ -25,13 +25,16 @@ from m4_golden import load_m4_vectors, window_queries
 # Variable selections as a user makes them; names with the characters that need
 # regex escaping (/ . ( ) [ ] + |), spaces, quotes, "=" and Unicode.
 SELECTIONS: dict[str, dict[str, Any]] = {
-    "single values": {"project": "mnist", "group": ["lr sweep"], "run": ["lr=0.1 bs=64"], "metric": ["train/loss"]},
+    "single values": {"project": "mnist", "group": ["lr sweep"], "run": ["lr=0.1 bs=64"], "metric": ["train/loss"],
+                      "system_metric": ["system/cpu_percent"]},
     "several runs": {"project": "mnist", "group": ALL, "run": ["lr=0.1", "lr=0.01 (warm-up)", "a|b [x]+y"],
-                     "metric": ["val/acc"]},
-    # "All" runs are the runs the run variable lists (those of the chosen groups), sent as their alternation
-    "all runs and metrics": {"project": "sweep.v2", "group": ALL, "run": ["a", "b.c", "d (e)"], "metric": ALL},
+                     "metric": ["val/acc"], "system_metric": ["system/gpu0/power_w", "system/process_rss_bytes"]},
+    # "All" runs are the runs the run variable lists (those of the chosen groups), sent as their alternation;
+    # "All" system metrics likewise the listed ones (that variable has no custom all value either)
+    "all runs and metrics": {"project": "sweep.v2", "group": ALL, "run": ["a", "b.c", "d (e)"], "metric": ALL,
+                             "system_metric": ["system/cpu_percent", "system/memory_percent"]},
     "hostile names": {"project": "ü/p", "group": ["g|h (1)"], "run": ["r^1$ {2}"],
-                      "metric": ['val/loss, top-1 = "x" ü']},
+                      "metric": ['val/loss, top-1 = "x" ü'], "system_metric": ["system/gpu10/temperature_c"]},
 }
 ALL_VALUES = {"group": ".*", "metric": ".*"}
 

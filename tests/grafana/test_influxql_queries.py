@@ -189,5 +189,6 @@ def test_nonfinite_values_are_counted_per_window_in_the_series_that_logged_them(
 
 def test_every_library_query_was_run_here() -> None:
     covered = {"project_values", "group_values", "run_values", "metric_values", "curves_m4", "nonfinite_count",
-               "alert_annotations"}  # the last one in test_alert_queries.py
+               "alert_annotations", "system_m4"}  # alert_annotations in test_alert_queries.py, system_m4 in
+    # test_system_row.py
     assert set(query_library()) == covered

@@ -162,6 +162,30 @@ def test_the_variable_panel_and_annotation_queries_return_what_the_dashboard_exp
     assert (alert["message"], alert["state"], alert["firing"]) == ("train/loss became NaN at step 12", "firing", 1)
 
 
+def test_the_system_query_draws_each_windows_first_min_max_and_last_of_the_raw_values(engine) -> None:
+    """``system_m4`` (the System row; the system metrics are few points, read raw): per window of
+    Grafana's interval from the range's start, the first, minimum, maximum and last finite value,
+    at the window's start. Run here over a key of this table: the query takes any key it is given."""
+    run = "lr=0.01"
+    from_ms, to_ms, width = T0_MS + 1_000, T0_MS + 21_000, 400
+    interval = panel_interval_ms(from_ms, to_ms, width)
+    rows = run_sql(engine, "system_m4", {"project": "mnist", "run": [stored_tag(run)],
+                                         "system_metric": ["train/loss"]}, from_ms, to_ms, width)
+    walls, _, values = points_of(RUNS[run])
+    keep = (walls >= from_ms * 1_000_000) & (walls <= to_ms * 1_000_000) & np.isfinite(values)
+    cols = (walls[keep] // 1_000_000 - from_ms) // interval
+    want: dict[int, list[float]] = {}
+    for c, v in zip(cols.tolist(), values[keep].tolist()):
+        want.setdefault(from_ms + c * interval, []).append(v)
+    got: dict[int, list[float]] = {}
+    for r in rows:
+        assert (r["project"], r["run"], r["metric"]) == ("mnist", stored_tag(run), "train/loss")
+        got.setdefault(r["time"] // 1_000_000, []).append(r["value"])
+    assert sorted(got) == sorted(want) and len(got) > 10
+    for t, vs in want.items():
+        assert sorted(got[t]) == sorted([vs[0], min(vs), max(vs), vs[-1]]), t
+
+
 def test_the_sql_dashboard_runs_the_sql_library_on_its_data_source_with_many_runs_at_once() -> None:
     board = json.loads((GRAFANA_DIR / "influxdb3" / "curvestream-sql.json").read_text())
     (source,) = yaml.safe_load((GRAFANA_DIR / "influxdb3" / "datasource.yaml").read_text())["datasources"]

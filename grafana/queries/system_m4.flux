@@ -1,0 +1,11 @@
+rows = from(bucket: v.defaultBucket)
+    |> range(start: v.timeRangeStart, stop: v.timeRangeStop)
+    |> filter(fn: (r) => r._measurement == "cs_scalar" and r._field == "value")
+    |> filter(fn: (r) => r.project =~ /^${project:regex}$/)
+    |> filter(fn: (r) => r.run =~ /^${run:regex}$/ and r.metric =~ /^${system_metric:regex}$/)
+    |> window(every: v.windowPeriod)
+
+union(tables: [rows |> first(), rows |> min(), rows |> max(), rows |> last()])
+    |> group(columns: ["_measurement", "_field", "project", "run", "metric"])
+    |> sort(columns: ["_time"])
+    |> drop(columns: ["_start", "_stop"])
