@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Batch(_message.Message):
-    __slots__ = ("version", "producer_id", "seq", "project", "run", "scalars", "histograms", "texts", "sealed_ns", "meta", "status", "sent_ns")
+    __slots__ = ("version", "producer_id", "seq", "project", "run", "scalars", "histograms", "texts", "sealed_ns", "meta", "status", "sent_ns", "alerts")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -21,6 +21,7 @@ class Batch(_message.Message):
     META_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     SENT_NS_FIELD_NUMBER: _ClassVar[int]
+    ALERTS_FIELD_NUMBER: _ClassVar[int]
     version: int
     producer_id: bytes
     seq: int
@@ -33,7 +34,8 @@ class Batch(_message.Message):
     meta: _run_pb2.RunMeta
     status: _run_pb2.RunStatus
     sent_ns: int
-    def __init__(self, version: _Optional[int] = ..., producer_id: _Optional[bytes] = ..., seq: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., scalars: _Optional[_Iterable[_Union[Series, _Mapping]]] = ..., histograms: _Optional[_Iterable[_Union[Histogram, _Mapping]]] = ..., texts: _Optional[_Iterable[_Union[TextRecord, _Mapping]]] = ..., sealed_ns: _Optional[int] = ..., meta: _Optional[_Union[_run_pb2.RunMeta, _Mapping]] = ..., status: _Optional[_Union[_run_pb2.RunStatus, _Mapping]] = ..., sent_ns: _Optional[int] = ...) -> None: ...
+    alerts: _containers.RepeatedCompositeFieldContainer[CodeAlert]
+    def __init__(self, version: _Optional[int] = ..., producer_id: _Optional[bytes] = ..., seq: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., scalars: _Optional[_Iterable[_Union[Series, _Mapping]]] = ..., histograms: _Optional[_Iterable[_Union[Histogram, _Mapping]]] = ..., texts: _Optional[_Iterable[_Union[TextRecord, _Mapping]]] = ..., sealed_ns: _Optional[int] = ..., meta: _Optional[_Union[_run_pb2.RunMeta, _Mapping]] = ..., status: _Optional[_Union[_run_pb2.RunStatus, _Mapping]] = ..., sent_ns: _Optional[int] = ..., alerts: _Optional[_Iterable[_Union[CodeAlert, _Mapping]]] = ...) -> None: ...
 
 class Series(_message.Message):
     __slots__ = ("key", "steps", "wall_ns", "values")
@@ -82,3 +84,17 @@ class TextRecord(_message.Message):
     text: str
     level: int
     def __init__(self, key: _Optional[str] = ..., step: _Optional[int] = ..., wall_ns: _Optional[int] = ..., text: _Optional[str] = ..., level: _Optional[int] = ...) -> None: ...
+
+class CodeAlert(_message.Message):
+    __slots__ = ("title", "text", "level", "step", "wall_ns")
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    WALL_NS_FIELD_NUMBER: _ClassVar[int]
+    title: str
+    text: str
+    level: str
+    step: int
+    wall_ns: int
+    def __init__(self, title: _Optional[str] = ..., text: _Optional[str] = ..., level: _Optional[str] = ..., step: _Optional[int] = ..., wall_ns: _Optional[int] = ...) -> None: ...

@@ -21,7 +21,7 @@ RUN_STATE_FAILED: RunState
 RUN_STATE_LOST: RunState
 
 class RunMeta(_message.Message):
-    __slots__ = ("version", "project", "run", "config_json", "tags", "group", "started_ns", "host", "pid", "git_commit", "git_dirty", "python_version", "frameworks", "data_version", "producer_id", "client_version", "name", "resumes", "summary_json", "session")
+    __slots__ = ("version", "project", "run", "config_json", "tags", "group", "started_ns", "host", "pid", "git_commit", "git_dirty", "python_version", "frameworks", "data_version", "producer_id", "client_version", "name", "resumes", "summary_json", "session", "notes")
     class FrameworksEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -49,6 +49,7 @@ class RunMeta(_message.Message):
     RESUMES_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_JSON_FIELD_NUMBER: _ClassVar[int]
     SESSION_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
     version: int
     project: str
     run: str
@@ -69,7 +70,8 @@ class RunMeta(_message.Message):
     resumes: _containers.RepeatedCompositeFieldContainer[Resume]
     summary_json: str
     session: bytes
-    def __init__(self, version: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., config_json: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., group: _Optional[str] = ..., started_ns: _Optional[int] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., git_commit: _Optional[str] = ..., git_dirty: _Optional[bool] = ..., python_version: _Optional[str] = ..., frameworks: _Optional[_Mapping[str, str]] = ..., data_version: _Optional[str] = ..., producer_id: _Optional[bytes] = ..., client_version: _Optional[str] = ..., name: _Optional[str] = ..., resumes: _Optional[_Iterable[_Union[Resume, _Mapping]]] = ..., summary_json: _Optional[str] = ..., session: _Optional[bytes] = ...) -> None: ...
+    notes: str
+    def __init__(self, version: _Optional[int] = ..., project: _Optional[str] = ..., run: _Optional[str] = ..., config_json: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., group: _Optional[str] = ..., started_ns: _Optional[int] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., git_commit: _Optional[str] = ..., git_dirty: _Optional[bool] = ..., python_version: _Optional[str] = ..., frameworks: _Optional[_Mapping[str, str]] = ..., data_version: _Optional[str] = ..., producer_id: _Optional[bytes] = ..., client_version: _Optional[str] = ..., name: _Optional[str] = ..., resumes: _Optional[_Iterable[_Union[Resume, _Mapping]]] = ..., summary_json: _Optional[str] = ..., session: _Optional[bytes] = ..., notes: _Optional[str] = ...) -> None: ...
 
 class Resume(_message.Message):
     __slots__ = ("started_ns", "after_step", "after_step_known", "went_back", "back_to_step")
