@@ -118,6 +118,24 @@ def test_histograms_texts_and_the_logging_handler_share_the_batches(spool_dir):
                                                          ("log", "lr dropped to 0.01", logging.WARNING)}
 
 
+def test_alerts_notes_and_summary_travel_in_the_runs_batches(spool_dir):
+    with _offline(spool_dir, notes="a first try") as run:
+        run.log({"loss": 0.5}, step=7)
+        run.alert("Loss plateaued", "no progress for 3 epochs", level="WARN")
+        run.alert("Diverged", step=9, level="critical")
+        with pytest.raises(ValueError, match="title"):
+            run.alert("  ")
+        with pytest.raises(ValueError, match="level"):
+            run.alert("t", level="loud")
+        run.update_summary({"best": 0.25, "n": {"a": 1}})
+        run.update_summary({"best": 0.2})
+    batches = _spooled_batches(spool_dir)
+    alerts = [(a.title, a.text, a.level, a.step) for b in batches for a in b.alerts]
+    assert alerts == [("Loss plateaued", "no progress for 3 epochs", "warning", 7), ("Diverged", "", "critical", 9)]
+    metas = [b.meta for b in batches if b.HasField("meta")]
+    assert metas[0].notes == "a first try" and json.loads(metas[-1].summary_json) == {"best": 0.2, "n": {"a": 1}}
+
+
 @dataclasses.dataclass
 class _Hyper:
     lr: float = 0.1

@@ -46,6 +46,7 @@ def init(
     tags: Iterable[str] = (),
     group: str = "",
     data_version: str = "",
+    notes: str = "",
     mode: str | None = None,
     settings: Settings | None = None,
     **setting_overrides: Any,
@@ -60,7 +61,7 @@ def init(
     after the stored run's last step. ``run`` defaults to a time-stamped name,
     which is its own identity. ``config`` may be a dict, a
     dataclass, an ``argparse.Namespace`` or a pydantic model (validated here,
-    before anything is sent). Any :class:`Settings` field may be given as a
+    before anything is sent); ``notes``: free text about the run. Any :class:`Settings` field may be given as a
     keyword (``flush_interval_ms=100``); the rest come from ``CURVESTREAM_*``.
     """
     if settings is None:
@@ -72,7 +73,7 @@ def init(
     config = normalize_config(config)  # a bad config fails here, before the bridge is asked anything
     identity = resolve(project, run, settings, id=id, resume=resume)
     new = start_run(project, identity.id, config=config, tags=tags, group=group, data_version=data_version,
-                    settings=settings, identity=identity)
+                    notes=notes, settings=settings, identity=identity)
     make_current(new)
     return new
 

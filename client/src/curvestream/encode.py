@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from curvestream_wire.v1 import batch_pb2, run_pb2
-from curvestream.values import HistogramItem, TextItem, compute_histogram
+from curvestream.values import AlertItem, HistogramItem, TextItem, compute_histogram
 
 __all__ = ["BatchBuilder", "WIRE_VERSION"]
 
@@ -34,13 +34,14 @@ class BatchBuilder:
         self._rows: list[tuple[int, int, dict[str, float]]] = []
         self._histograms: list[HistogramItem] = []
         self._texts: list[TextItem] = []
+        self._alerts: list[AlertItem] = []
         self._meta: run_pb2.RunMeta | None = None
         self._status: run_pb2.RunStatus | None = None
         self.points = 0
 
     @property
     def empty(self) -> bool:
-        return not self.points and self._meta is None and self._status is None
+        return not self.points and not self._alerts and self._meta is None and self._status is None
 
     def add_scalars(self, step: int, wall_ns: int, values: dict[str, float]) -> None:
         if wall_ns <= self._last_ns:
@@ -60,6 +61,9 @@ class BatchBuilder:
             item.wall_ns = self._tick(item.wall_ns)
             self._texts.append(item)
             self.points += 1
+        elif type(item) is AlertItem:
+            item.wall_ns = self._tick(item.wall_ns)
+            self._alerts.append(item)
         elif isinstance(item, run_pb2.RunMeta):
             self._meta = item
         elif isinstance(item, run_pb2.RunStatus):
@@ -94,6 +98,8 @@ class BatchBuilder:
             )
         for t in self._texts:
             batch.texts.add(key=t.key, step=t.step, wall_ns=t.wall_ns, text=t.text, level=t.level)
+        for a in self._alerts:
+            batch.alerts.add(title=a.title, text=a.text, level=a.level, step=a.step, wall_ns=a.wall_ns)
         if self._meta is not None:
             batch.meta.CopyFrom(self._meta)
         if self._status is not None:

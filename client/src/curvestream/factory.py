@@ -40,6 +40,7 @@ def start_run(
     tags: Iterable[str] = (),
     group: str = "",
     data_version: str = "",
+    notes: str = "",
     clock_ns: Callable[[], int] = time.time_ns,
     identity: Identity | None = None,
 ) -> Run:
@@ -64,7 +65,7 @@ def start_run(
     try:
         meta = collect_meta(project, name, producer_id, plain_config, tag_list, group, data_version,
                             identity.started_ns or clock_ns(), __version__, name=identity.name,
-                            resumes=identity.resumes())
+                            resumes=identity.resumes(), notes=str(notes or ""))
         meta.session = session.id
         recorder = Recorder(settings, spool,
                             lambda next_seq: BatchBuilder(producer_id, project, name, next_seq, clock_ns))

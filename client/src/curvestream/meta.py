@@ -87,6 +87,7 @@ def collect_meta(
     *,
     name: str = "",
     resumes: list[run_pb2.Resume] | tuple[run_pb2.Resume, ...] = (),
+    notes: str = "",
 ) -> run_pb2.RunMeta:
     """``run`` is the run's identity; ``name`` the name the user gave it (left
     empty when the same); ``resumes`` the sessions that continued it."""
@@ -117,4 +118,5 @@ def collect_meta(
         client_version=client_version,
         name=name if name != run else "",
         resumes=list(resumes),
+        notes=notes,
     )

@@ -40,7 +40,7 @@ from curvestream.recorder import Recorder
 from curvestream.settings import Settings
 from curvestream.spool import Spool
 from curvestream.uploader import Uploader
-from curvestream.values import HistogramItem, TextItem, histogram_values, to_float
+from curvestream.values import AlertItem, HistogramItem, TextItem, alert_level, histogram_values, to_float
 
 if TYPE_CHECKING:
     from curvestream.session import Session
@@ -202,6 +202,21 @@ class Run:
             raise TypeError(f"curvestream: text for {key!r} must be a str, got {type(text).__name__}")
         self._enqueue(TextItem(key, head[0], head[1], text, int(level)))
 
+    def alert(self, title: str, text: str = "", level: str = "info", step: int | None = None) -> None:
+        """Raise an alert from the script: it goes wherever the bridge's alerts go (the API,
+        the page, webhooks, InfluxDB for Grafana, back to ``on_alert``), at the step the run is
+        at (or ``step``). It travels in the run's batches: spooled like points, sent until the
+        bridge has it, raised once. ``level``: info, warning or critical."""
+        t = self._time_ns()
+        if self._closed:
+            return self._after_close()
+        if not isinstance(title, str) or not title.strip() or len(title) > 256:
+            raise ValueError(f"curvestream: an alert's title must be a non-empty str of at most 256 characters, "
+                             f"got {title!r:.80}")
+        if not isinstance(text, str):
+            raise TypeError(f"curvestream: an alert's text must be a str, got {type(text).__name__}")
+        self._enqueue(AlertItem(title, text[:10_000], alert_level(level), self._take_step(step), t))
+
     def update_config(self, values: Any) -> None:
         """Merge ``values`` (same types as ``init(config=)``) into the run's config
         and send it again: hyperparameters known only after the run started."""
@@ -211,6 +226,17 @@ class Run:
         meta = run_pb2.RunMeta()
         meta.CopyFrom(self.meta)
         meta.config_json = json.dumps(self.config, ensure_ascii=False, sort_keys=True)
+        self._send_meta(meta)
+
+    def update_summary(self, values: Mapping[str, Any]) -> None:
+        """Merge ``values`` into the run's summary (final or best values: the runs list and
+        ``curvestream.Api`` show them over each key's last value) and send it again."""
+        if self._closed:
+            return self._after_close()
+        summary = {**json.loads(self.meta.summary_json or "{}"), **normalize_config(dict(values))}
+        meta = run_pb2.RunMeta()
+        meta.CopyFrom(self.meta)
+        meta.summary_json = json.dumps(summary, ensure_ascii=False, sort_keys=True)
         self._send_meta(meta)
 
     def _send_meta(self, meta: run_pb2.RunMeta) -> None:

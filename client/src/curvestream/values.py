@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from curvestream.buckets import Buckets
 
-__all__ = ["to_float", "histogram_values", "HistogramItem", "TextItem"]
+__all__ = ["to_float", "histogram_values", "HistogramItem", "TextItem", "AlertItem", "alert_level"]
 
 
 def _reject(key: str, value: Any, why: str = "") -> TypeError:
@@ -80,6 +80,31 @@ class TextItem:
         self.wall_ns = wall_ns
         self.text = text
         self.level = level
+
+
+class AlertItem:
+    """An alert the script raised (``run.alert``), waiting in the queue."""
+
+    __slots__ = ("title", "text", "level", "step", "wall_ns")
+
+    def __init__(self, title: str, text: str, level: str, step: int, wall_ns: int) -> None:
+        self.title = title
+        self.text = text
+        self.level = level
+        self.step = step
+        self.wall_ns = wall_ns
+
+
+_LEVELS = {"info": "info", "warn": "warning", "warning": "warning", "error": "critical", "critical": "critical"}
+
+
+def alert_level(level: Any) -> str:
+    """``info``, ``warning`` or ``critical`` (the alert severities), from those or W&B's INFO, WARN, ERROR."""
+    found = _LEVELS.get(str(getattr(level, "value", level)).lower())
+    if found is None:
+        raise ValueError(f"curvestream: alert level must be info, warning or critical (or W&B's INFO, WARN, "
+                         f"ERROR), got {level!r}")
+    return found
 
 
 def histogram_values(key: str, values: Any) -> Any:
