@@ -97,6 +97,7 @@ class ApiRun(_Shape):
     summary: dict[str, Any] = Field(description=(
         "What the run stored as its summary (an imported W&B summary); the read API shows each key's last "
         "value where it names none."))
+    notes: str = Field(description="Free text about the run, from its trainer or written since.")
 
 
 class ApiRunsResponse(_Shape):

@@ -91,6 +91,7 @@ class RunRecord:
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
     summary: dict[str, Any] = dataclasses.field(default_factory=dict)
     resumes: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    notes: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,7 +101,7 @@ class RunRecord:
             "updated_ms": self.updated_ns / 1e6 if self.updated_ns else None,
             "tags": self.tags, "group": self.group, "config": self.config, "host": self.host,
             "git_commit": self.git_commit, "git_dirty": self.git_dirty, "points": self.points,
-            "meta": self.meta, "summary": self.summary,
+            "meta": self.meta, "summary": self.summary, "notes": self.notes,
         }
 
 
@@ -112,7 +113,7 @@ def meta_fields(meta: run_pb2.RunMeta) -> dict[str, Any]:
         "pid": meta.pid, "git_commit": meta.git_commit, "git_dirty": meta.git_dirty,
         "python_version": meta.python_version, "frameworks": dict(meta.frameworks),
         "data_version": meta.data_version, "client_version": meta.client_version,
-        "name": meta.name, "resumes": [resume_json(r) for r in meta.resumes],
+        "name": meta.name, "resumes": [resume_json(r) for r in meta.resumes], "notes": meta.notes,
     }
 
 
@@ -145,6 +146,7 @@ def record_from_meta(project: str, run: str, fields: dict[str, Any] | None) -> R
         rec.git_commit = fields.get("git_commit", "")
         rec.git_dirty = fields.get("git_dirty", False)
         rec.resumes = fields.get("resumes") or []
+        rec.notes = fields.get("notes") or ""
         rec.meta = {k: fields.get(k) for k in ("pid", "python_version", "frameworks", "data_version",
                                                  "client_version")}
     return rec

@@ -9,7 +9,7 @@ export function sampleRun(fields: Partial<ApiRun> = {}): ApiRun {
   return {
     project: 'p', run, name: run, resumes: [], state: 'finished', reason: '', started_ms: null, updated_ms: null, tags: [], group: '',
     config: {}, host: '', git_commit: '', git_dirty: null, points: 0, meta: {}, pending_batches: null,
-    alerts_firing: 0, clock_offset_s: null, clock_correction_s: null, summary: {}, ...fields,
+    alerts_firing: 0, clock_offset_s: null, clock_correction_s: null, summary: {}, notes: '', ...fields,
   };
 }
 

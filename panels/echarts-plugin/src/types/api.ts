@@ -72,6 +72,8 @@ export interface ApiRun {
   clock_correction_s: number | null;
   /** What the run stored as its summary (an imported W&B summary); the read API shows each key's last value where it names none. */
   summary: Record<string, unknown>;
+  /** Free text about the run, from its trainer or written since. */
+  notes: string;
 }
 
 export interface ApiRunsResponse {
