@@ -16,6 +16,7 @@ Schema (one file)::
     texts(sid, step, wall_ns, level, text)
     runs(project, run, meta_json, ...)         -- the runs list, see .runrecords
     batches(producer, seq, stored_ns)          -- what makes re-sends harmless, see .batchlog
+    run_edits, deleted_runs                    -- a run's name, tags, notes set since; deletions, see .lifecycle
     alert_state, alert_events                  -- the alert engine's state, see .alertstate
 
 Every write is one transaction: points, their rollups, per-series stats,
@@ -60,7 +61,7 @@ from curvestream_bridge.store.base import (
     StoreWriter,
 )
 from curvestream_bridge.store.cancel import interrupting
-from curvestream_bridge.store.duckdb import alertstate, batchlog, runrecords, seriesstats
+from curvestream_bridge.store.duckdb import alertstate, batchlog, lifecycle, runrecords, seriesstats
 from curvestream_bridge.store.duckdb.aggrows import scan
 from curvestream_bridge.store.duckdb.allpoints import all_points
 from curvestream_bridge.store.duckdb.file import DuckDBFile, mapped, rolled_back_on_error
@@ -70,6 +71,7 @@ from curvestream_bridge.store.duckdb.points import PointWriter, series_query
 from curvestream_bridge.store.duckdb.rollcache import Reader, RollupCache, begin_read
 from curvestream_bridge.store.duckdb.split import split_read
 from curvestream_bridge.store.duckdb.upper import merge_partials
+from curvestream_bridge.store.lifecycle import apply_edits
 from curvestream_bridge.store.m4.levels import AXES
 from curvestream_bridge.store.m4.query import empty_result, rollup_axis
 
@@ -96,8 +98,9 @@ CREATE TABLE IF NOT EXISTS texts (sid INTEGER NOT NULL, step BIGINT, wall_ns BIG
 """
 
 
-class DuckDBStore(StoreWriter, StoreReader, AlertStateStore):
-    """The three roles of a store (:mod:`..base`) over one DuckDB file."""
+class DuckDBStore(StoreWriter, StoreReader, AlertStateStore, lifecycle.DuckDBLifecycle):
+    """The three roles of a store (:mod:`..base`) over one DuckDB file, and a run's
+    life after the fact (:mod:`..lifecycle`)."""
 
     name = "duckdb"
 
@@ -119,6 +122,7 @@ class DuckDBStore(StoreWriter, StoreReader, AlertStateStore):
         con.execute(runrecords.SCHEMA)
         con.execute(alertstate.SCHEMA)
         con.execute(batchlog.SCHEMA)
+        con.execute(lifecycle.SCHEMA)
         con.execute(POINTS_SCHEMA)
         self.rollup_cache.clear()  # opened again after an invalidation: the file is the truth
         self._reload_sids(con)
@@ -266,7 +270,8 @@ class DuckDBStore(StoreWriter, StoreReader, AlertStateStore):
     # ------------------------------------------------------------------ reading
     @mapped
     def runs(self) -> list[RunRecord]:
-        return runrecords.runs(self._cursor())
+        cur = self._cursor()
+        return apply_edits(runrecords.runs(cur), lifecycle.edits(cur))
 
     def metrics(self, project: str, run: str) -> list[MetricRecord]:
         return self.metrics_many([(project, run)])[0]

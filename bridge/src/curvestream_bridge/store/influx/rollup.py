@@ -143,6 +143,20 @@ class RollupWriter:
         self._staged: tuple[dict, dict, dict, set, set, dict] | None = None  # a write's, until commit()
         self.before: dict[tuple[SeriesKey, str, int], Committed] = {}  # see .committed
 
+    def forget_run(self, project: str, run: str) -> None:
+        """A deleted run: nothing of its series is kept (what is written of it later starts afresh)."""
+        def of_run(key: SeriesKey) -> bool:
+            return key[0] == project and key[1] == run
+
+        for table in (self.plans, self.counts):
+            for key in [k for k in table if of_run(k)]:
+                del table[key]
+        for keyed in (self.open, self.before):
+            for key in [k for k in keyed if of_run(k[0])]:
+                del keyed[key]
+        self.unrolled = {k for k in self.unrolled if not of_run(k)}
+        self.made = {k for k in self.made if not of_run(k)}
+
     def source(self, axis: str) -> str:
         """The rollups of ``axis`` as a FROM clause names them."""
         return self.meta(MEASUREMENT[axis]) if axis in META_AXES else f'"{MEASUREMENT[axis]}"'

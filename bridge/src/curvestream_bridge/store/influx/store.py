@@ -17,6 +17,7 @@ Measurements (all tag values percent-encoded, see :mod:`.lineproto`)::
     cs_alert_state,name=<entry>                  body (JSON)   at time 0: the alert engine's state (*)
     cs_alert_now,project,run,metric,rule         firing (1|0), state, kind, severity, step, version, since, message
                                                  at time 0: each alert's current state, for Grafana's alert rule (*)
+    cs_run_edit, cs_deleted_run (*)              a run's name, tags, notes set since; deletions, see .lifecycle
     cs_rollup_step, cs_rollup_time, cs_rollup_plan (*)   M4 rollups, see .rollup
 
 (*) in the retention policy ``curvestream_meta`` (``DURATION INF``; see
@@ -69,6 +70,7 @@ from curvestream_bridge.store.base import (
 )
 from curvestream_bridge.store.influx.allpoints import all_points
 from curvestream_bridge.store.influx.http import InfluxHTTP
+from curvestream_bridge.store.influx.lifecycle import InfluxLifecycle
 from curvestream_bridge.store.influx.lines import alert_line, alert_now_line, batch_lines, group_line, meta_line
 from curvestream_bridge.store.influx.ladder import top_for_shards
 from curvestream_bridge.store.influx.retention import cutoff, reason, without_expired
@@ -78,14 +80,16 @@ from curvestream_bridge.store.influx.rows import SeriesKey, series_where, tag_li
 from curvestream_bridge.store.influx.series import NONFINITE, points_of, series_query
 from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag, string_field
 from curvestream_bridge.store.m4.query import empty_result, frame, points_result, rollup_axis
+from curvestream_bridge.store.lifecycle import apply_edits
 
 __all__ = ["InfluxStore"]
 
 log = logging.getLogger("curvestream.bridge.influx")
 
 
-class InfluxStore(SeriesOneByOne, MetricsOneByOne, StoreWriter, StoreReader, AlertStateStore):
-    """The three roles of a store (:mod:`..base`) over one InfluxDB database."""
+class InfluxStore(SeriesOneByOne, MetricsOneByOne, StoreWriter, StoreReader, AlertStateStore, InfluxLifecycle):
+    """The three roles of a store (:mod:`..base`) over one InfluxDB database, and a run's
+    life after the fact (:mod:`..lifecycle`)."""
 
     name = "influxdb"
 
@@ -320,7 +324,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne, StoreWriter, StoreReader, Ale
             rec.points = int(points.get((project, run), 0))
             out.append(rec)
         out.sort(key=lambda r: (-(r.started_ns or 0), r.project, r.run))
-        return out
+        return apply_edits(out, self.run_edits())
 
     def metrics(self, project: str, run: str) -> list[MetricRecord]:
         where = f'"project" = {tag_literal(project)} AND "run" = {tag_literal(run)}'
