@@ -72,6 +72,6 @@ def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
 
 
 def _filename(run: str, fmt: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in run)[:100] or "run"
+    safe = "".join(c if (c.isascii() and c.isalnum()) or c in "-_.=" else "_" for c in run)[:100] or "run"
     ext = "bin" if fmt == "binary" else fmt
     return f"filename=\"{safe}.{ext}\"; filename*=UTF-8''{urllib.parse.quote(run, safe='')}.{ext}"
