@@ -38,6 +38,7 @@ from curvestream_bridge.metrics import (
     Metrics,
 )
 from curvestream_bridge.receipts import Receipts
+from curvestream_bridge.run_lifecycle import DeletedRuns
 from curvestream_bridge.run_tails import RunTails
 from curvestream_bridge.settings import BridgeSettings, describe_error, parse_addr
 from curvestream_bridge.store import Store, open_store
@@ -61,15 +62,18 @@ class Bridge:
         self.subscriber: Subscriber | None = None
         self.tails = RunTails(self.store)
         self.receipts = Receipts()
+        self.deleted = DeletedRuns(self.store)
         # bridges sharing a subscription each see part of a run: their alerts come from a feed of the whole
         cluster = bool(settings.alerts and settings.mqtt_url and settings.mqtt_shared_group
                        and settings.mqtt_protocol != "3.1.1")
         self.alerts = AlertService(settings, self.store, self.metrics, publish=self._publish_alert,
-                                   on_alert=self.live.alert, cluster=cluster) if settings.alerts else None
+                                   on_alert=self.live.alert, cluster=cluster, deleted=self.deleted) \
+            if settings.alerts else None
         self.alert_feed = AlertFeed(settings, self.alerts, self.alerts.leader_changed) \
             if cluster and self.alerts is not None else None
         self.ingest = Ingest(self.store, settings, self.metrics, publish_commit=self._publish_commit,
-                             listener=_BridgeListener(self, self.alerts if not cluster else None))
+                             listener=_BridgeListener(self, self.alerts if not cluster else None),
+                             deleted=self.deleted)
         if settings.mqtt_url:
             self.subscriber = Subscriber(settings, self.ingest, self.metrics)
         if settings.grafana_live_url:
@@ -87,7 +91,7 @@ class Bridge:
                 self.metrics.gauge_fn(metric, lambda a=attr: getattr(cache, a))
         self.app = create_app(BridgeApi(settings=settings, store=self.store, ingest=self.ingest, live=self.live,
                                         metrics=self.metrics, tails=self.tails, alerts=self.alerts,
-                                        subscriber=self.subscriber, receipts=self.receipts))
+                                        subscriber=self.subscriber, receipts=self.receipts, deleted=self.deleted))
 
     def _decoded(self, batches: Any) -> None:
         self.receipts.note(batches)

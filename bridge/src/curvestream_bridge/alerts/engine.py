@@ -261,6 +261,30 @@ class AlertEngine:
         with self._lock:
             return self._alerts.get(ident)
 
+    # ------------------------------------------------------------------ a deleted run
+    def entries_of_run(self, project: str, run: str) -> list[str]:
+        """The names of the state entries about a run: its series, its watch, its alerts."""
+        with self._lock:
+            names = [SEP.join(("s", *k)) for k in self._series if k[1] == project and k[2] == run]
+            if (project, run) in self._runs:
+                names.append(SEP.join(("r", project, run)))
+            return names + [SEP.join(("a", a.id)) for a in self._alerts.values()
+                            if (a.project, a.run) == (project, run)]
+
+    def forget_run(self, project: str, run: str) -> list[str]:
+        """Forget everything about a run (it was deleted); the ids of its alerts."""
+        with self._lock:
+            for key in [k for k in self._series if k[1] == project and k[2] == run]:
+                del self._series[key]
+            for key in [k for k in self._matches if k[0] == project and k[1] == run]:
+                del self._matches[key]
+            self._runs.pop((project, run), None)
+            self._series_of_run.pop((project, run), None)
+            ids = [i for i, a in self._alerts.items() if (a.project, a.run) == (project, run)]
+            for ident in ids:
+                del self._alerts[ident]
+            return ids
+
     # ------------------------------------------------------------------ inside
     def _rules_for(self, project: str, run: str, key: str) -> list[Rule]:
         ident = (project, run, key)

@@ -16,7 +16,7 @@ import hashlib
 import json
 import logging
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Container, Sequence
 
 from curvestream_wire.backoff import Backoff
 from curvestream_wire.topics import Topics
@@ -49,13 +49,15 @@ class AlertService:
     def __init__(self, settings: BridgeSettings, store: AlertStateStore, metrics: Metrics,
                  publish: Callable[[str, bytes], None] | None = None,
                  on_alert: Callable[[dict[str, Any]], None] | None = None,
-                 rules: Sequence[Rule] | None = None, cluster: bool = False) -> None:
+                 rules: Sequence[Rule] | None = None, cluster: bool = False,
+                 deleted: Container[tuple[str, str]] = frozenset()) -> None:
         self.settings = settings
         self.store = store
         self.metrics = metrics
         self.publish = publish
         self.on_alert = on_alert
         self.cluster = cluster
+        self.deleted = deleted  # (project, run) of deleted runs: nothing of theirs is evaluated
         self.leading = not cluster  # a lone bridge always delivers
         self._own = f"{settings.mqtt_client_id}{SEP}" if cluster else ""  # this bridge's state entries
         self.engine = AlertEngine(rules if rules is not None else rules_from_settings(settings))
@@ -132,7 +134,8 @@ class AlertService:
         the round is not committed and its batches come again."""
         if not self._ready.is_set():
             raise StoreUnavailable("the alert state is not read yet", retry_after_s=0.5)
-        ordered = sorted(batches, key=lambda b: (b.producer_id, b.seq))  # re-sends come after fresh ones
+        ordered = sorted((b for b in batches if (b.project, b.run) not in self.deleted),
+                         key=lambda b: (b.producer_id, b.seq))  # re-sends come after fresh ones
         with self._lock:
             changes = self.engine.evaluate(ordered)
             for b in ordered:  # a status riding in a batch, after its points: saved with them, once per round
@@ -142,11 +145,31 @@ class AlertService:
             self._apply(changes, must_save=True)
 
     def on_status(self, status: Any) -> None:
+        if (status.project, status.run) in self.deleted:
+            return
         with self._lock:
             if not self._ready.is_set():
                 self._early_statuses.append(status)
                 return
             self._apply(self.engine.status(status.project, status.run, state_name(status.state), status.updated_ns))
+
+    def run_entries(self, project: str, run: str) -> list[str]:
+        """The names of this bridge's state entries about a run, as stored (its detectors, its
+        watch, its alerts and their deliveries): what a deletion takes from the store."""
+        with self._lock:
+            ids = {a.id for a in self.engine.alerts(project, run)}
+            return ([self._own + name for name in self.engine.entries_of_run(project, run)]
+                    + [SEP.join(("d", sink, ident)) for sink, ident in self._sent if ident in ids])
+
+    def forget_run(self, project: str, run: str) -> None:
+        """A deleted run: its alerts, detectors and deliveries are forgotten (and not saved again)."""
+        with self._lock:
+            names = set(self.engine.entries_of_run(project, run))
+            ids = set(self.engine.forget_run(project, run))
+            for key in [k for k in self._sent if k[1] in ids]:
+                del self._sent[key]
+            self._unsaved.entries = {k: v for k, v in self._unsaved.entries.items() if k not in names}
+            self._unsaved.alerts = [a for a in self._unsaved.alerts if a.id not in ids]
 
     def leader_changed(self, leading: bool) -> None:
         """From the cluster feed: this bridge now delivers (what others have not) or stops delivering."""

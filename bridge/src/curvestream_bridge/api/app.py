@@ -7,7 +7,8 @@ from typing import Any, AsyncIterator
 
 from fastapi import FastAPI
 
-from curvestream_bridge.api import admin, alerts, export, fleet, ingest, live, models, parked, producers, runs, series
+from curvestream_bridge.api import (admin, alerts, export, fleet, ingest, lifecycle, live, models, parked, producers,
+                                    runs, series)
 from curvestream_bridge.api.facade import BridgeApi
 from curvestream_bridge.api.page import mount_page
 from curvestream_bridge.api.paths import KeepEncodedSlashes
@@ -15,7 +16,7 @@ from curvestream_bridge.api.paths import KeepEncodedSlashes
 __all__ = ["create_app"]
 
 ROUTERS = (admin.router, fleet.router, runs.router, series.router, alerts.router, ingest.router, parked.router,
-           live.router, export.router, producers.router)
+           live.router, export.router, producers.router, lifecycle.router)
 
 
 @contextlib.asynccontextmanager

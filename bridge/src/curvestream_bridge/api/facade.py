@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from starlette.websockets import WebSocket
 
 from curvestream_bridge.replay import replay_parked
+from curvestream_bridge.run_lifecycle import DeletedRuns, delete_run
 
 if TYPE_CHECKING:
     from curvestream_wire.v1 import run_pb2
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from curvestream_bridge.run_tails import RunTails
     from curvestream_bridge.settings import BridgeSettings
     from curvestream_bridge.store import Store
+    from curvestream_bridge.store.lifecycle import RunEdits
     from curvestream_bridge.subscriber import Subscriber
 
 __all__ = ["BridgeApi"]
@@ -39,7 +41,7 @@ class BridgeApi:
 
     def __init__(self, *, settings: BridgeSettings, store: Store, ingest: Ingest, live: LiveHub, metrics: Metrics,
                  tails: RunTails, alerts: AlertService | None = None, subscriber: Subscriber | None = None,
-                 receipts: Receipts | None = None) -> None:
+                 receipts: Receipts | None = None, deleted: DeletedRuns | None = None) -> None:
         self.settings = settings
         self.reader = store
         self._ingest = ingest
@@ -49,6 +51,7 @@ class BridgeApi:
         self._alerts = alerts
         self._subscriber = subscriber
         self._receipts = receipts
+        self._deleted = deleted if deleted is not None else DeletedRuns(store)
 
     @property
     def read_token(self) -> str:
@@ -61,8 +64,11 @@ class BridgeApi:
     # runs
 
     def alerts(self, project: str | None = None, run: str | None = None, state: str | None = None) -> list[Alert]:
-        """The alert engine's alerts (none when alerts are off), oldest first."""
-        return self._alerts.engine.alerts(project, run, state) if self._alerts is not None else []
+        """The alert engine's alerts (none when alerts are off), oldest first; none of a deleted run
+        (another bridge sharing the store may have deleted it)."""
+        if self._alerts is None:
+            return []
+        return [a for a in self._alerts.engine.alerts(project, run, state) if (a.project, a.run) not in self._deleted]
 
     def firing_per_run(self) -> dict[tuple[str, str], int]:
         firing: dict[tuple[str, str], int] = {}
@@ -81,6 +87,17 @@ class BridgeApi:
     def pending_batches(self, project: str, run: str) -> int | None:
         """A finished run's batches up to its final status not stored yet (None: no final status seen)."""
         return self._tails.pending_batches(project, run)
+
+    def edit_run(self, project: str, run: str, edits: RunEdits) -> bool:
+        """Set a run's name, tags or notes; False when no such run is stored."""
+        return self.reader.edit_run(project, run, edits)  # type: ignore[attr-defined]
+
+    def delete_run(self, project: str, run: str) -> bool:
+        """Delete a run for good (:mod:`curvestream_bridge.run_lifecycle`); False when no such run is stored."""
+        subscriber = self._subscriber
+        publish = (lambda topic, payload: subscriber.publish(topic, payload, retain=True)) if subscriber else None
+        return delete_run(project, run, store=self.reader, ingest=self._ingest, deleted=self._deleted,
+                          alerts=self._alerts, publish=publish)
 
     # ingest and parked batches
 

@@ -104,6 +104,36 @@ class ApiRunsResponse(_Shape):
     runs: list[ApiRun]
 
 
+class ApiRunEdit(_Shape):
+    """`PATCH /api/v1/runs/{project}/{run}` (write token): what to set; what is absent stays."""
+
+    name: str | None = Field(None, min_length=1, max_length=256, description="The name shown (the identity stays).")
+    tags: list[Annotated[str, Field(min_length=1, max_length=256)]] | None = Field(
+        None, description="The run's tags, all of them.")
+    add_tags: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+        default_factory=list, description="Tags added (after `tags`, if given).")
+    remove_tags: list[str] = Field(default_factory=list, description="Tags taken away.")
+    notes: str | None = Field(None, max_length=100_000)
+
+
+class ApiRunEdited(_Shape):
+    """A run's name, tags and notes after an edit."""
+
+    project: str
+    run: str
+    name: str
+    tags: list[str]
+    notes: str
+
+
+class ApiRunDeleted(_Shape):
+    """`DELETE /api/v1/runs/{project}/{run}`: the run and everything of it are gone."""
+
+    project: str
+    run: str
+    deleted: bool
+
+
 class ApiMetric(_Shape):
     """A key of a run: how many values it holds, over which steps and times."""
 
@@ -561,7 +591,8 @@ LiveMessage = TypeAliasType("LiveMessage", Annotated[
     Field(discriminator="type", description="A message the bridge pushes on `WS /api/v1/live`.")])
 
 HTTP_MODELS: tuple[type[BaseModel], ...] = (
-    ApiRunMeta, ApiResume, ApiRun, ApiRunsResponse, ApiMetric, ApiMetricsResponse, ApiMetricsManyResponse,
+    ApiRunMeta, ApiResume, ApiRun, ApiRunsResponse, ApiRunEdit, ApiRunEdited, ApiRunDeleted, ApiMetric,
+    ApiMetricsResponse, ApiMetricsManyResponse,
     ApiPoint, ApiSeriesPoints, ApiSeriesResponse, ApiSeriesManyResponse, ApiColumnsAt, ApiSeriesColumnsHeader,
     ApiSeriesManyColumnsHeader, ApiHistogram, ApiHistogramsResponse, ApiText, ApiTextsResponse, ApiAlertWindow,
     ApiAlert, ApiAlertsResponse, ApiParkedBatch, ApiParkedResponse, ApiReplayResponse, ApiHealth, ApiReadiness,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-from typing import Callable
+from typing import Any, Callable
 
 from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.parked import ParkedBatch
@@ -16,6 +16,7 @@ class Kind:
     POINTS = "points"
     STATUS = "status"
     META = "meta"
+    TASK = "task"  # a callable the writer runs after the writes of the messages before it (a run's deletion)
 
 
 @dataclasses.dataclass
@@ -30,3 +31,4 @@ class Message:
     parked: ParkedBatch | None = None  # a replay: the parked batch this payload came from
     decoded: DecodedBatch | None = None  # decoded (and clock-corrected) when received, already pushed live
     retained: bool = False  # MQTT: delivered from the broker's retained store (published before the subscription)
+    task: Callable[[], Any] | None = None  # Kind.TASK: what to run; its result or error goes to ``reply``

@@ -28,6 +28,7 @@ import logging
 import queue
 import threading
 import time
+from typing import Any, Callable, Container
 
 from curvestream_wire.v1 import run_pb2
 
@@ -84,7 +85,8 @@ class Round:
 
 class Ingest:
     def __init__(self, store: StoreWriter, settings: BridgeSettings, metrics: Metrics,
-                 publish_commit: PublishCommit | None = None, listener: IngestListener | None = None) -> None:
+                 publish_commit: PublishCommit | None = None, listener: IngestListener | None = None,
+                 deleted: Container[tuple[str, str]] = frozenset()) -> None:
         self.store = store
         self.settings = settings
         self.metrics = metrics
@@ -96,7 +98,8 @@ class Ingest:
         self.clocks = ClockSkew(settings.clock_skew_tolerance_s, settings.clock_skew_certain_after_s, metrics)
         self.parked = ParkedBatches(settings.parked_dir) if settings.parked_dir else None
         self.retry = Retrier(self._stop, metrics, self._ratelog)
-        self.decode = Decoder(settings.max_payload_bytes, settings.max_batch_points, self.clocks)
+        self.deleted = deleted  # (project, run) of deleted runs: whatever comes for them is refused
+        self.decode = Decoder(settings.max_payload_bytes, settings.max_batch_points, self.clocks, deleted)
         self.notify = Notifier(self.listener, self.retry, metrics, on_ended=self._ended)
         self.receiver = Receiver(self.decode, self.notify, settings.ingest_queue_messages,
                                  settings.ingest_queue_mb << 20)
@@ -148,6 +151,17 @@ class Ingest:
         except queue.Full:
             raise StoreUnavailable("ingest queue full", retry_after_s=1.0) from None
         return future.result(timeout=timeout)
+
+    def between_rounds(self, task: Callable[[], Any], timeout: float) -> Any:
+        """Run ``task`` on the writer thread after the writes of the messages received
+        before it; its result, or its error. TimeoutError when the writer has not run
+        it within ``timeout`` (it still runs when the writer gets to it)."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        try:
+            self.submit(Message(Kind.TASK, b"", "api", reply=future, task=task), timeout=timeout)
+            return future.result(timeout=timeout)
+        except (queue.Full, concurrent.futures.TimeoutError):
+            raise TimeoutError("the bridge's writer is busy; try again") from None
 
     # ------------------------------------------------------------------ life
     def start(self) -> None:
@@ -299,8 +313,14 @@ class Ingest:
             self._run_message(m)
 
     def _run_message(self, m: Message) -> None:
-        """A status or metadata: applied (after what was held of its run), held, or rejected."""
+        """A status or metadata: applied (after what was held of its run), held, or rejected;
+        or a task, run."""
+        if m.kind == Kind.TASK:
+            return self._task(m)
         assert m.topic_run is not None
+        if m.topic_run in self.deleted:  # a retained message, or a trainer still running: the run stays deleted
+            self.settler.reject(m, Rejected("run_deleted", f"run {m.topic_run[0]}/{m.topic_run[1]} was deleted"))
+            return
         if self.retained.hold(m):
             return
         for held in self.retained.release(m.topic_run):
@@ -312,6 +332,15 @@ class Ingest:
             return
         if m.ack is not None:
             m.ack()
+
+    def _task(self, m: Message) -> None:
+        assert m.task is not None and m.reply is not None
+        try:
+            m.reply.set_result(self.retry(m.task))
+        except Stopping:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the caller gets it
+            m.reply.set_exception(exc)
 
     # ------------------------------------------------------------------ inside
     def _timed(self, stage: str, started: float) -> float:

@@ -80,7 +80,8 @@ class Settler:
         self.metrics.inc(REJECTED, reason=rej.reason)
         self.ratelog.warning(rej.reason, "curvestream bridge: rejected a %s payload from %s (%s): %s",
                              m.kind, m.source, rej.reason, rej)
-        self.dead_letter(m, rej.reason, str(rej))
+        if rej.reason != "run_deleted":  # nothing wrong with the payload: not kept for inspection
+            self.dead_letter(m, rej.reason, str(rej))
         if m.parked is not None and self.parked is not None:
             self.parked.remove(m.parked)  # its fate is settled: rejected, kept in the dead-letter file
         if m.ack is not None:

@@ -80,6 +80,35 @@ export interface ApiRunsResponse {
   runs: ApiRun[];
 }
 
+/** `PATCH /api/v1/runs/{project}/{run}` (write token): what to set; what is absent stays. */
+export interface ApiRunEdit {
+  /** The name shown (the identity stays). */
+  name?: string | null;
+  /** The run's tags, all of them. */
+  tags?: string[] | null;
+  /** Tags added (after `tags`, if given). */
+  add_tags?: string[];
+  /** Tags taken away. */
+  remove_tags?: string[];
+  notes?: string | null;
+}
+
+/** A run's name, tags and notes after an edit. */
+export interface ApiRunEdited {
+  project: string;
+  run: string;
+  name: string;
+  tags: string[];
+  notes: string;
+}
+
+/** `DELETE /api/v1/runs/{project}/{run}`: the run and everything of it are gone. */
+export interface ApiRunDeleted {
+  project: string;
+  run: string;
+  deleted: boolean;
+}
+
 /** A key of a run: how many values it holds, over which steps and times. */
 export interface ApiMetric {
   key: string;
