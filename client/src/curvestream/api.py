@@ -7,6 +7,9 @@
     >>> run.config["lr"], run.summary["train/loss"], run.alerts()          # doctest: +SKIP
     >>> df = run.history(["train/loss", "val/loss"], x="step")              # doctest: +SKIP
 
+Renaming, tagging and deleting runs (``ApiRun.rename``, ``update``, ``delete``) need
+the bridge's write token (``write_token=``, default ``CURVESTREAM_WRITE_TOKEN``).
+
 ``history()`` holds every stored point (never a downsampled view), NaN and
 ±Inf included, read from the bridge's export endpoint as binary frames
 (:mod:`curvestream_wire.pointstream`) while the bridge reads its store. It
@@ -43,9 +46,11 @@ class ApiError(Exception):
 class Api:
     """A bridge's runs, read over its HTTP API."""
 
-    def __init__(self, url: str | None = None, token: str | None = None, timeout_s: float = 60.0) -> None:
+    def __init__(self, url: str | None = None, token: str | None = None, timeout_s: float = 60.0,
+                 write_token: str | None = None) -> None:
         self.url = (url or os.environ.get("CURVESTREAM_BRIDGE_URL") or "http://127.0.0.1:8080").rstrip("/")
         self.token = os.environ.get("CURVESTREAM_READ_TOKEN", "") if token is None else token
+        self.write_token = os.environ.get("CURVESTREAM_WRITE_TOKEN", "") if write_token is None else write_token
         self.timeout_s = timeout_s
         parsed = urllib.parse.urlsplit(self.url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
@@ -87,12 +92,20 @@ class Api:
 
     # ------------------------------------------------------------------ HTTP
     def _json(self, path: str, params: Iterable[tuple[str, str]] = ()) -> Any:
-        with self._get(path, params, "application/json") as resp:
+        with self._request(path, params, "application/json") as resp:
+            return json.loads(resp.read())
+
+    def _write(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        """A write (PATCH, DELETE) with the write token; its JSON answer."""
+        data = json.dumps(body).encode() if body is not None else None
+        with self._request(path, (), "application/json", method=method, body=data, token=self.write_token) as resp:
             return json.loads(resp.read())
 
     @contextlib.contextmanager
-    def _get(self, path: str, params: Iterable[tuple[str, str]], accept: str) -> Iterator[http.client.HTTPResponse]:
-        """The answer to a GET, whose status was 200 (else :class:`ApiError`); its connection closes after."""
+    def _request(self, path: str, params: Iterable[tuple[str, str]], accept: str, method: str = "GET",
+                 body: bytes | None = None, token: str | None = None) -> Iterator[http.client.HTTPResponse]:
+        """The answer to a request (a GET unless said), whose status was 200 (else
+        :class:`ApiError`); its connection closes after."""
         query = urllib.parse.urlencode(list(params), quote_via=urllib.parse.quote)
         host, port = self._parsed.hostname or "127.0.0.1", self._parsed.port
         if self._parsed.scheme == "https":
@@ -101,12 +114,15 @@ class Api:
         else:
             conn = http.client.HTTPConnection(host, port, timeout=self.timeout_s)
         headers = {"Accept": accept}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
+        token = self.token if token is None else token
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if body is not None:
+            headers["Content-Type"] = "application/json"
         target = self._parsed.path.rstrip("/") + path + (f"?{query}" if query else "")
         try:
             try:
-                conn.request("GET", target, headers=headers)
+                conn.request(method, target, body=body, headers=headers)
                 resp = conn.getresponse()
             except (OSError, http.client.HTTPException) as exc:
                 raise ApiError(f"curvestream.Api: the bridge at {self.url} is unreachable: {exc}") from None
@@ -116,7 +132,7 @@ class Api:
                     detail = json.loads(body).get("detail", body.decode(errors="replace"))
                 except (ValueError, AttributeError):
                     detail = body[:300].decode(errors="replace")
-                raise ApiError(f"curvestream.Api: GET {path}: {resp.status} {detail}", resp.status)
+                raise ApiError(f"curvestream.Api: {method} {path}: {resp.status} {detail}", resp.status)
             try:
                 yield resp
             finally:
@@ -143,6 +159,7 @@ class ApiRun:
         self.config: dict[str, Any] = record.get("config") or {}
         self.tags: list[str] = record.get("tags") or []
         self.group: str = record.get("group", "")
+        self.notes: str = record.get("notes", "")
         self._metrics: list[dict[str, Any]] | None = None
 
     def __repr__(self) -> str:
@@ -172,12 +189,32 @@ class ApiRun:
     def alerts(self, state: Literal["firing", "resolved"] | None = None) -> list[dict[str, Any]]:
         return self._api.alerts(self.project, self.run, state)
 
+    # ------------------------------------------------------------------ after the fact (write token)
+    def rename(self, name: str) -> None:
+        """Show the run under ``name`` (its identity, ``run``, and its curves stay)."""
+        self.update(name=name)
+
+    def update(self, *, name: str | None = None, tags: Iterable[str] | None = None, add_tags: Iterable[str] = (),
+               remove_tags: Iterable[str] = (), notes: str | None = None) -> None:
+        """Set the run's name, tags (all of them, or some added and removed) or notes."""
+        body: dict[str, Any] = {"add_tags": list(add_tags), "remove_tags": list(remove_tags)}
+        for key, value in (("name", name), ("tags", list(tags) if tags is not None else None), ("notes", notes)):
+            if value is not None:
+                body[key] = value
+        edited = self._api._write("PATCH", self.path, body)
+        self.name, self.tags, self.notes = edited["name"], edited["tags"], edited["notes"]
+        self.record.update(name=self.name, tags=self.tags, notes=self.notes)
+
+    def delete(self) -> None:
+        """Delete the run and everything of it, for good (whatever arrives for it later is dropped)."""
+        self._api._write("DELETE", self.path)
+
     def points(self, keys: Iterable[str] | None = None) -> dict[str, tuple[Any, Any, Any]]:
         """Every point of the keys (default: all scalar keys): key -> ``(step, time_ns,
         value)`` numpy arrays in wall-time order."""
         from curvestream.dataframes import read_points
 
-        with self._api._get(self.path + "/export", self._export_params("binary", keys),
+        with self._api._request(self.path + "/export", self._export_params("binary", keys),
                             "application/vnd.curvestream.points") as resp:
             return read_points(resp)
 
@@ -200,7 +237,7 @@ class ApiRun:
                keys: Iterable[str] | None = None) -> int:
         """Write every point of the keys as a Parquet or CSV file (columns key, step,
         time_ns, value), as the bridge streams it; the bytes written."""
-        with self._api._get(self.path + "/export", self._export_params(format, keys), "*/*") as resp:
+        with self._api._request(self.path + "/export", self._export_params(format, keys), "*/*") as resp:
             if hasattr(target, "write"):
                 return _copy(resp, target)  # type: ignore[arg-type]
             part = f"{os.fspath(target)}.part"  # a cut export never passes for a whole file

@@ -8,6 +8,7 @@
     curvestream import wandb DIR [--project P]                       W&B offline run folders, every history row
     curvestream import mlflow MLRUNS [--project P]                   MLflow's file store, every metric line
     curvestream export PROJECT RUN [--key K] [--format parquet|csv] [-o FILE]   every point of a run, to a file
+    curvestream runs rename|tag|notes|rm PROJECT RUN ...             a stored run after the fact (runs_cli.py)
     curvestream bridge [--config FILE]                               the bridge alone, for production
     curvestream mqtt add-user PROJECT [--user U] [--passwd-file F --acl-file F]   a trainer account for Mosquitto
     curvestream bridge replay-dead-letters [--offline]               store the bridge's parked batches again
@@ -27,6 +28,8 @@ import threading
 import urllib.error
 import urllib.request
 from typing import TYPE_CHECKING, Callable
+
+from curvestream import runs_cli
 
 if TYPE_CHECKING:
     from curvestream.settings import Settings
@@ -364,6 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="file format (columns key, step, time_ns, value; default parquet)")
     export.add_argument("-o", "--output", default=None, help="file to write, '-' for stdout (default: RUN.FORMAT)")
     export.set_defaults(func=cmd_export)
+
+    runs_cli.add_parser(sub)
 
     sub.add_parser("bridge", help="run the bridge alone (production); `curvestream bridge --help` for its "
                                   "commands (replay-dead-letters, grafana sync)", add_help=False)

@@ -106,9 +106,9 @@ class PsutilProbe:
         self._last = (now, disk, net)
         elapsed = now - then
         if elapsed > 0:
-            for names, new, old in ((("system/disk_read_bytes_per_s", "system/disk_write_bytes_per_s"), disk, disk_then),
-                                    (("system/network_recv_bytes_per_s", "system/network_sent_bytes_per_s"), net,
-                                     net_then)):
+            pairs = ((("system/disk_read_bytes_per_s", "system/disk_write_bytes_per_s"), disk, disk_then),
+                     (("system/network_recv_bytes_per_s", "system/network_sent_bytes_per_s"), net, net_then))
+            for names, new, old in pairs:
                 if new is not None and old is not None:
                     for name, a, b in zip(names, new, old):
                         out[name] = max(0, a - b) / elapsed  # a counter that wrapped or was reset reads 0, not < 0
