@@ -24,7 +24,7 @@ STATS = ["w/mean", "w/std", 'grad "norm", ü']
 KEYS = {
     "big": ["loss", "lr"] + [f"layer.{i}/{s}" for i in range(LAYERS) for s in STATS],
     "half": ["loss"] + [f"layer.{i}/{s}" for i in range(0, LAYERS, 2) for s in STATS] + ["eval/acc"],
-    "other ü": ["/leading slash", "z"],
+    "other ü": ["/leading slash", "z", "zeta/x", "system/cpu_percent"],
 }
 FIRST_MS = {"big": 1_000.0, "half": 2_000.0, "other ü": 3_000.0}
 
@@ -59,7 +59,7 @@ def _natural(text: str) -> tuple:
 
 def _page_order(keys: set[str]) -> list[str]:
     section = lambda k: k.split("/", 1)[0] if "/" in k else ""  # noqa: E731
-    return sorted(keys, key=lambda k: (section(k) != "", _natural(section(k)), _natural(k), k))
+    return sorted(keys, key=lambda k: (section(k) != "", section(k) == "system", _natural(section(k)), _natural(k), k))
 
 
 def test_the_pages_put_together_are_every_key_in_sections_each_naming_its_runs(api):
@@ -69,6 +69,7 @@ def test_the_pages_put_together_are_every_key_in_sections_each_naming_its_runs(a
     assert order[:4] == ["/leading slash", "loss", "lr", "z"], "keys without a prefix first (a leading / too)"
     assert order[4:8] == ["eval/acc"] + [f"layer.0/{s}" for s in sorted(STATS, key=_natural)]
     assert order.index("layer.2/w/mean") < order.index("layer.10/w/mean"), "natural order"
+    assert order[-2:] == ["zeta/x", "system/cpu_percent"], "system metrics after the run's own keys"
     got: list[dict] = []
     for offset in range(0, len(order), 17):
         page = _keys(api, runs, offset=offset, limit=17)
@@ -78,9 +79,10 @@ def test_the_pages_put_together_are_every_key_in_sections_each_naming_its_runs(a
     for k in got:
         assert k["runs"] == [i for i, r in enumerate(runs) if k["key"] in KEYS[r]], k
     sections = page["sections"]
-    assert [s["name"] for s in sections] == ["", "eval"] + [f"layer.{i}" for i in range(LAYERS)]
-    assert [s["keys"] for s in sections] == [4, 1] + [len(STATS)] * LAYERS
-    assert [s["offset"] for s in sections] == [0, 4, 5] + [5 + len(STATS) * i for i in range(1, LAYERS)]
+    assert [s["name"] for s in sections] == ["", "eval"] + [f"layer.{i}" for i in range(LAYERS)] + ["zeta", "system"]
+    assert [s["keys"] for s in sections] == [4, 1] + [len(STATS)] * LAYERS + [1, 1]
+    assert [s["offset"] for s in sections] == [0, 4, 5] + [5 + len(STATS) * i for i in range(1, LAYERS + 1)] + [
+        5 + len(STATS) * LAYERS + 1]
     assert [(r["run"], r["first_ms"]) for r in page["runs"]] == [(r, T0 / 1e6 + ms) for r, ms in FIRST_MS.items()]
 
 

@@ -5,7 +5,8 @@ with 10,000 keys never sends them all to the page.
 A key's section is the part before its first ``/`` (``layer.12/attn/q`` is in
 ``layer.12``; a key without ``/`` is in the section ``""``, first). Sections
 come in natural order (``layer.2`` before ``layer.10``), keys inside a section
-too; a page asks for a range of that order (``offset``, ``limit``).
+too, except ``system`` (the metrics a client samples for every run), last
+after the run's own; a page asks for a range of that order (``offset``, ``limit``).
 
 A search (``q``) keeps the keys it matches, as ``match`` says:
 
@@ -37,6 +38,8 @@ from curvestream_bridge.store.base import MetricRecord
 __all__ = ["section_of", "KeyMatcher", "KeyIndex", "KeyIndexCache", "MatchMode", "MAX_PATTERN"]
 
 MatchMode = Literal["words", "glob", "regex"]
+SYSTEM_SECTION = "system"
+"""The section of the system metrics (CPU, memory, GPUs): after every section of the run's own keys."""
 MAX_PATTERN = 1000
 """Longest ``q`` taken (a regular expression runs on the bridge's reader thread)."""
 
@@ -98,7 +101,8 @@ class KeyIndex:
                     if not have or have[-1] != i:
                         have.append(i)
             first_ms.append(first / 1e6 if first is not None else None)
-        keys = sorted(owners, key=lambda k: (section_of(k) != "", natural_key(section_of(k)), natural_key(k), k))
+        keys = sorted(owners, key=lambda k: (section_of(k) != "", section_of(k) == SYSTEM_SECTION,
+                                             natural_key(section_of(k)), natural_key(k), k))
         return cls(keys, [owners[k] for k in keys], first_ms)
 
     def answer(self, matcher: KeyMatcher, offset: int, limit: int) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import type {
   ApiMetricsManyResponse,
   ApiMetricsResponse,
   ApiRun,
+  ApiRunEdit,
   ApiRunsResponse,
   ApiSeriesResponse,
   ApiText,
@@ -129,6 +130,31 @@ export class ApiClient {
       throw new ApiError(response.status, `${response.status} ${detail}`);
     }
     return response;
+  }
+
+  /**
+   * A write to a run (write token): `token` when given, else the page's token. Answers
+   * the JSON body; an error status throws an ApiError with it.
+   */
+  private async send(method: 'PATCH' | 'DELETE', ref: RunRef, body: object | null, token: string | null): Promise<unknown> {
+    const headers = this.headers('application/json');
+    if (token) headers.Authorization = `Bearer ${token}`;
+    if (body) headers['Content-Type'] = 'application/json';
+    const path = `api/v1/runs/${encodeURIComponent(ref.project)}/${encodeURIComponent(ref.run)}`;
+    const response = await fetch(this.url(path), { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const answer = (await response.json().catch(() => ({}))) as { detail?: unknown };
+    if (!response.ok) throw new ApiError(response.status, `${response.status} ${String(answer.detail ?? response.statusText)}`);
+    return answer;
+  }
+
+  /** Set a run's name, tags or notes (its identity stays). */
+  editRun(ref: RunRef, edit: ApiRunEdit, token: string | null = null): Promise<unknown> {
+    return this.send('PATCH', ref, edit, token);
+  }
+
+  /** Delete a run and everything of it, for good. */
+  deleteRun(ref: RunRef, token: string | null = null): Promise<unknown> {
+    return this.send('DELETE', ref, null, token);
   }
 
   /** Every alert's latest change (firing or resolved). */

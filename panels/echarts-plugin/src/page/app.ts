@@ -1,7 +1,7 @@
 // The page's composition root: the runs table, charts, run detail and live routing wired together in one place; each job lives in its own module.
 import { DEFAULT_RUNS_SORT, TIMING } from '../constants/defaults';
 import { assignColors, PALETTE } from '../core/palette';
-import { runKey, runLabels, type RunRef } from '../core/runs';
+import { runKey, runLabels, sameRun, type RunRef } from '../core/runs';
 import { themeByName } from '../core/theme';
 import type { ApiAlert, ApiRun, ApiRunsTable } from '../types/api';
 import type { ChartSettings } from '../types/chart';
@@ -25,6 +25,7 @@ import {
   type ChartsView,
 } from './pageLayout';
 import type { RunFilter } from './runFilter';
+import { runMenu } from './runActions';
 import { RunDetail } from './runDetail';
 import { RunsPanel } from './runsPanel';
 import { firstPageQuery } from './runsQuery';
@@ -102,6 +103,16 @@ export class App {
       loadPage: (query, signal) => this.api.runsTable(query, signal),
       onPage: (answer) => void this.onRunsPage(answer),
       onError: (error) => this.showError(error),
+      runMenu: (run) =>
+        runMenu(run, this.api, {
+          onRenamed: () => void this.loadRuns(),
+          onDeleted: (ref) => {
+            const left = this.state.runs.filter((r) => !sameRun(r, ref));
+            this.runsPanel.setSelected(left);
+            void this.setSelection(left).then(() => this.loadRuns());
+          },
+          onError: (error) => this.showError(error),
+        }),
     });
     this.sections = new ChartSections(this.state.folded, {
       fetchKeys: (refs, query, signal) => this.api.keys(refs, query, signal),

@@ -15,6 +15,8 @@ export interface RunsPanelHost {
   /** A page came: its rows and the selected runs' rows are the runs the page knows now. */
   onPage(answer: ApiRunsTable): void;
   onError(error: unknown): void;
+  /** A row's menu of actions on its run (rename, delete). */
+  runMenu?(run: ApiRun): HTMLElement;
 }
 
 const STATE_LABELS: Record<string, string> = {
@@ -142,6 +144,7 @@ export class RunsPanel {
       this.heads.set(column, th);
       headRow.append(th);
     }
+    headRow.append(el('th', { class: 'actions' }));
     this.tbody = el('tbody');
     const table = el('table', { class: 'runs-table', 'data-testid': TEST_IDS.runsTable }, el('thead', {}, headRow), this.tbody);
     this.empty = el('div', { class: 'empty', 'data-testid': TEST_IDS.emptyState, hidden: true });
@@ -364,6 +367,7 @@ export class RunsPanel {
       tags,
       el('td', { class: 'group', text: run.group ?? '' }),
       el('td', { class: 'num', title: String(run.points ?? 0), text: formatCompact(run.points ?? 0) }),
+      el('td', { class: 'actions' }, ...(this.host.runMenu ? [this.host.runMenu(run)] : [])),
     );
     tr.addEventListener('click', (event) => {
       if (event.target instanceof HTMLInputElement) return;
