@@ -85,7 +85,8 @@ def main() -> None:
     extra_us = max(0.0, with_sample - without)
     share = (per_sample_us + extra_us) / 1e6 / INTERVAL_S * 100
     print(f"keys per sample: {len(sample)} ({', '.join(sorted(sample))})")
-    print(f"sampler thread: {per_sample_us:.0f} CPU µs per sample ({args.samples} samples, {args.runs} run(s) attached)")
+    print(f"sampler thread: {per_sample_us:.0f} CPU µs per sample ({args.samples} samples, "
+          f"{args.runs} run(s) attached)")
     print(f"recorder: a batch of 2,000 rows x 5 keys sealed in {without:.0f} µs, {with_sample:.0f} µs with a sample "
           f"among them (+{extra_us:.0f} µs)")
     print(f"at one sample every {INTERVAL_S:g} s: {share:.4f} % of one core (goal: <= 0.1 %)")
