@@ -3,7 +3,7 @@ real wandb package (``WANDB_MODE=disabled``, the reference), and with its one
 import line switched to ``import curvestream.wandb as wandb`` it streams through
 real Mosquitto into a bridge process: its curves (at W&B's steps, and against
 ``epoch`` where ``define_metric`` says so), histograms, text, config, summary,
-tags, group and notes arrive."""
+tags, group, notes and its alert arrive."""
 
 from __future__ import annotations
 
@@ -87,3 +87,9 @@ def test_the_wandb_script_switched_by_one_import_line_stores_what_it_logged(mosq
     texts = get_json(bridge.url, run_path("wandb-switch", run) + "/texts", key="sample")["texts"]
     assert [(t["step"], t["text"]) for t in texts] == [(want["text_step"], "the cat sat on the mat")]
     assert not {"examples", "table"} & set(counts)
+
+    (alert,) = [a for a in get_json(bridge.url, "/api/v1/alerts", project="wandb-switch", run=run)["alerts"]
+                if a["kind"] == "code"]  # in the run's last batch: stored once the run finished
+    assert (alert["rule"], alert["severity"]) == ("Accuracy below target", "warning")
+    assert alert["message"].endswith("raised at step 1001: best accuracy 0.70 < 0.9")
+    assert alert["fired_step"] == 1001 and alert["state"] == "resolved"  # resolved as the run finished

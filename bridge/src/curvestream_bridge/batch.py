@@ -42,6 +42,7 @@ class DecodedBatch:
     status: run_pb2.RunStatus | None
     sealed_ns: int
     sent_ns: int = 0  # the client's clock when it sent the batch (0: an older client)
+    alerts: list[Any] = dataclasses.field(default_factory=list)  # batch_pb2.CodeAlert: raised by the script
 
     @property
     def points(self) -> int:

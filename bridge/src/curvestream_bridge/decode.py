@@ -20,6 +20,7 @@ from curvestream_bridge.batch import DecodedBatch, ScalarColumn
 __all__ = ["Rejected", "DecodedBatch", "ScalarColumn", "decode_batch", "decode_status", "decode_meta"]
 
 WIRE_VERSIONS = (1,)
+ALERT_LEVELS = ("info", "warning", "critical")
 
 
 class Rejected(Exception):
@@ -107,6 +108,10 @@ def decode_batch(payload: bytes, max_bytes: int, max_points: int,
             names.validate_key(t.key)
         except (TypeError, ValueError) as exc:
             raise Rejected("bad_key", str(exc), pid, seq) from None
+    for a in batch.alerts:
+        if not 0 < len(a.title) <= 256 or a.level not in ALERT_LEVELS or len(a.text) > 10_000:
+            raise Rejected("bad_alert", f"an alert needs a title of 1 to 256 characters, a level of {ALERT_LEVELS} "
+                           f"and at most 10,000 characters of text; got {a.title[:80]!r}, {a.level[:20]!r}", pid, seq)
     meta = None
     if batch.HasField("meta"):
         meta = batch.meta
@@ -118,7 +123,7 @@ def decode_batch(payload: bytes, max_bytes: int, max_points: int,
         if (status.project, status.run) != (project, run):
             raise Rejected("topic_mismatch", "run status names another run", pid, seq)
     return DecodedBatch(pid, seq, project, run, scalars, list(batch.histograms), list(batch.texts),
-                        meta, status, batch.sealed_ns, batch.sent_ns)
+                        meta, status, batch.sealed_ns, batch.sent_ns, list(batch.alerts))
 
 
 def decode_status(payload: bytes, topic_run: tuple[str, str]) -> run_pb2.RunStatus:

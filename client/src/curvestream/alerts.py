@@ -39,7 +39,7 @@ class Alert:
 
     id: str
     rule: str
-    kind: str  # plateau | nonfinite | spike | threshold | stalled | lost
+    kind: str  # plateau | nonfinite | spike | threshold | stalled | lost | code (run.alert)
     state: str
     project: str
     run: str

@@ -22,75 +22,22 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import hashlib
 import json
-import math
 import threading
 import time
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from curvestream_bridge.alerts import code
+from curvestream_bridge.alerts.alert import SEP, Alert, alert_id
 from curvestream_bridge.alerts.detectors import Detector, Transition, detector_for
 from curvestream_bridge.alerts.rules import RUN_KINDS, Rule
 from curvestream_bridge.batch import DecodedBatch
 
-__all__ = ["Alert", "AlertEngine", "Changes", "alert_id", "SEP"]
+__all__ = ["Alert", "AlertEngine", "Changes", "alert_id", "SEP"]  # Alert, alert_id and SEP live in .alert
 
 _ENDED = ("finished", "failed")
-
-SEP = "\x1f"  # between the parts of a state entry's name; never in a rule name
-
-
-def alert_id(rule: str, project: str, run: str, key: str) -> str:
-    """Stable across restarts and bridges: the same (rule, project, run, key) is the same alert."""
-    return hashlib.sha256(SEP.join((rule, project, run, key)).encode()).hexdigest()[:20]
-
-
-@dataclasses.dataclass
-class Alert:
-    id: str
-    rule: str
-    kind: str
-    severity: str
-    project: str
-    run: str
-    key: str
-    state: str  # firing | resolved
-    step: int  # firing: where the condition became true; resolved: where it stopped being true
-    time_ms: float
-    value: float | None
-    message: str
-    from_step: int
-    to_step: int
-    started_ms: float  # when the current (or last) firing began
-    ended_ms: float | None = None
-    fired_step: int = 0  # the step of the current (or last) firing
-    version: int = 0  # counts transitions: what deliveries remember
-    time_ns: int = 0  # time_ms exactly: where the store puts the transition
-
-    def to_json(self) -> dict[str, Any]:
-        value = self.value
-        if value is not None and not math.isfinite(value):
-            value = "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
-        return {
-            "id": self.id, "rule": self.rule, "kind": self.kind, "severity": self.severity,
-            "project": self.project, "run": self.run, "key": self.key, "state": self.state,
-            "step": self.step, "time_ms": self.time_ms, "value": value, "message": self.message,
-            "window": {"from_step": self.from_step, "to_step": self.to_step},
-            "fired_step": self.fired_step, "started_ms": self.started_ms, "ended_ms": self.ended_ms,
-            "version": self.version, "time_ns": self.time_ns,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "Alert":
-        value = d.get("value")
-        if isinstance(value, str):
-            value = float(value.replace("Inf", "inf"))
-        return cls(d["id"], d["rule"], d["kind"], d["severity"], d["project"], d["run"], d["key"], d["state"],
-                   int(d["step"]), float(d["time_ms"]), value, d["message"], int(d["window"]["from_step"]),
-                   int(d["window"]["to_step"]), float(d["started_ms"]), d.get("ended_ms"),
-                   int(d.get("fired_step", d["step"])), int(d.get("version", 0)), int(d.get("time_ns", 0)))
 
 
 @dataclasses.dataclass
@@ -172,6 +119,8 @@ class AlertEngine:
             for b in batches:
                 if b.scalars:
                     self._points_arrived(b, now, changes)
+                if b.alerts:
+                    self._raised_by_code(b, changes)
                 for col in b.scalars:
                     columns.setdefault((b.project, b.run, col.key), []).append(col)
             # each series once per round, its batches' columns in their order: the detectors cost per call
@@ -220,6 +169,8 @@ class AlertEngine:
                     self._transition(rule, project, run, "", Transition(
                         "resolved", step, int(when_ms * 1e6), None, step, step,
                         f"run {project}/{run} {words} (at step {step})"), changes)
+            for alert in code.ended(self._alerts.values(), project, run, state, step, int(when_ms * 1e6)):
+                self._record(alert, changes)
         return changes
 
     def tick(self) -> Changes:
@@ -361,6 +312,18 @@ class AlertEngine:
             alert = dataclasses.replace(prev, state="resolved", step=t.step, time_ms=time_ms, value=t.value,
                                         message=t.message, from_step=t.from_step, to_step=t.to_step,
                                         ended_ms=time_ms, version=prev.version + 1, time_ns=t.wall_ns)
-        self._alerts[ident] = alert
-        changes.entries[SEP.join(("a", ident))] = json.dumps(alert.to_json())
+        self._record(alert, changes)
+
+    def _record(self, alert: Alert, changes: Changes) -> None:
+        self._alerts[alert.id] = alert
+        changes.entries[SEP.join(("a", alert.id))] = json.dumps(alert.to_json())
         changes.alerts.append(alert)
+
+    def _raised_by_code(self, b: DecodedBatch, changes: Changes) -> None:
+        """A script's own alerts (:mod:`.code`); resolved at once when its run has ended already."""
+        watch = self._runs.get((b.project, b.run))
+        for alert in code.fired(b, self._alerts):
+            self._record(alert, changes)
+            if watch is not None and watch.state in code.ENDED:
+                for done in code.ended([alert], b.project, b.run, watch.state, alert.step, alert.time_ns):
+                    self._record(done, changes)

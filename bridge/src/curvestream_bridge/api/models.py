@@ -39,7 +39,10 @@ XMode = TypeAliasType("XMode", Annotated[
 MetricKind = TypeAliasType("MetricKind", Annotated[
     Literal["scalar", "histogram", "text"],
     Field(description="A curve (`series`), a histogram (`histograms`) or text lines (`texts`).")])
-AlertKind = TypeAliasType("AlertKind", Literal["nonfinite", "spike", "plateau", "threshold", "stalled", "lost"])
+AlertKind = TypeAliasType("AlertKind", Annotated[
+    Literal["nonfinite", "spike", "plateau", "threshold", "stalled", "lost", "code"],
+    Field(description="What raised the alert: a rule of that kind, or the training script (`code`, `run.alert`: "
+                      "its rule is the alert's title).")])
 AlertValue = TypeAliasType("AlertValue", Annotated[
     Union[float, Literal["NaN", "+Inf", "-Inf"], None],
     Field(description="The value that made the alert change: a number, `NaN`, `+Inf`, `-Inf` or null.")])

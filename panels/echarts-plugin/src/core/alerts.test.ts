@@ -74,6 +74,17 @@ describe('alertMarkers', () => {
     expect(alertMarkers([stalled], { project: 'mnist', run: 'r2' }, 'loss', data, 'step')).toEqual([]);
   });
 
+  it('marks each alert a training script raised with its title, on every curve of the run', () => {
+    const raised = [
+      alert({ id: 'c1', kind: 'code', rule: 'Low accuracy', key: '', step: 10, message: 'acc 0.41' }),
+      alert({ id: 'c2', kind: 'code', rule: 'Slow epoch', key: '', step: 10, message: '' }),
+    ];
+    expect(alertMarkers(raised, ref, 'acc', data, 'step')).toEqual([
+      { x: 10, y: null, kind: 'code', label: 'Low accuracy', detail: 'Low accuracy at step 10: acc 0.41' },
+      { x: 10, y: null, kind: 'code', label: 'Slow epoch', detail: 'Slow epoch at step 10' },
+    ]);
+  });
+
   it('has no pin where the curve has no point at that step', () => {
     expect(alertMarkers([alert({ step: 25 })], ref, 'loss', data, 'step')[0]).toMatchObject({ x: 25, y: null });
   });

@@ -12,6 +12,7 @@ export const ALERT_LABELS: Record<AlertKind, string> = {
   threshold: 'threshold',
   stalled: 'stalled',
   lost: 'lost',
+  code: 'alert',
 };
 export const ALERT_COLORS: Record<AlertKind, string> = {
   nonfinite: '#d1242f',
@@ -20,9 +21,10 @@ export const ALERT_COLORS: Record<AlertKind, string> = {
   threshold: '#bf8700',
   stalled: '#57606a',
   lost: '#24292f',
+  code: '#0969da',
 };
 /** Kinds whose step has no value to pin: the value is not finite, or the alert is about the whole run. */
-const NO_PIN: ReadonlySet<AlertKind> = new Set<AlertKind>(['nonfinite', 'stalled', 'lost']);
+const NO_PIN: ReadonlySet<AlertKind> = new Set<AlertKind>(['nonfinite', 'stalled', 'lost', 'code']);
 
 /** Index of the first point whose step is >= step, on a curve whose steps rise with x. */
 function stepIndex(data: SeriesData, step: number): number {
@@ -91,12 +93,12 @@ export function alertMarkers(
   for (const alert of alerts) {
     if (alert.project !== ref.project || alert.run !== ref.run || !marksChartOf(alert, key)) continue;
     const step = alert.fired_step ?? alert.step;
-    const id = `${alert.kind}@${step}`;
+    const id = `${alert.kind === 'code' ? alert.id : alert.kind}@${step}`;
     if (seen.has(id)) continue;
     const x = xOfStep(data, step, xMode);
     if (x === null) continue;
     seen.add(id);
-    const label = ALERT_LABELS[alert.kind];
+    const label = alert.kind === 'code' ? alert.rule : ALERT_LABELS[alert.kind]; // a script's alert: its title
     const marker: ChartMarker = {
       x,
       y: NO_PIN.has(alert.kind) ? null : valueAtStep(data, step),

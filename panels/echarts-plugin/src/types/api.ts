@@ -16,7 +16,8 @@ export type XMode = 'step' | 'time' | 'relative';
 /** A curve (`series`), a histogram (`histograms`) or text lines (`texts`). */
 export type MetricKind = 'scalar' | 'histogram' | 'text';
 
-export type AlertKind = 'nonfinite' | 'spike' | 'plateau' | 'threshold' | 'stalled' | 'lost';
+/** What raised the alert: a rule of that kind, or the training script (`code`, `run.alert`: its rule is the alert's title). */
+export type AlertKind = 'nonfinite' | 'spike' | 'plateau' | 'threshold' | 'stalled' | 'lost' | 'code';
 
 /** The value that made the alert change: a number, `NaN`, `+Inf`, `-Inf` or null. */
 export type AlertValue = number | 'NaN' | '+Inf' | '-Inf' | null;
