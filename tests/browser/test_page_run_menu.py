@@ -13,6 +13,23 @@ from servers import wait_until
 WRITE = "page-write-secret"
 
 
+def _choose(page: Any, run: str, item: str) -> None:
+    """Open the run's row menu and pick ``item`` (again if the runs table was drawn anew in between)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    row = f'[data-testid="run-row"][data-run="{run}"]'
+
+    def attempt() -> bool:
+        try:
+            page.click(row + ' [data-testid="run-menu"] summary', timeout=2000)
+            page.click(row + f' [data-testid="{item}"]', timeout=2000)
+        except PlaywrightTimeout:
+            return False
+        return True
+
+    wait_until(attempt, 30, f"{item} of {run} picked")
+
+
 def _names(page: Any) -> dict[str, str]:
     return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('[data-testid="run-row"]')]
         .filter(r => r.dataset.project === 'menu')
@@ -20,7 +37,7 @@ def _names(page: Any) -> dict[str, str]:
 
 
 def test_the_row_menu_renames_a_run_and_deletes_one_once_confirmed(page, bridge_factory, mosquitto, spool_dir,
-                                                                  tmp_path, output_dir):
+                                                                  tmp_path):
     bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", mosquitto.url, write_token=WRITE)
     for name in ("typo", "doomed"):
         with start_run(mosquitto, bridge, spool_dir, "menu", name, write_token=WRITE) as run:
@@ -40,22 +57,17 @@ def test_the_row_menu_renames_a_run_and_deletes_one_once_confirmed(page, bridge_
             dialog.accept() if len([d for d in dialogs if "cannot be undone" in d]) > 1 else dialog.dismiss()
 
     page.on("dialog", answer)
-    row = '[data-testid="run-row"][data-run="{}"]'
-    page.click(row.format("typo") + ' [data-testid="run-menu"] summary')
-    page.click(row.format("typo") + ' [data-testid="run-rename"]')
+    _choose(page, "typo", "run-rename")
     wait_until(lambda: _names(page).get("typo") == "fixed name", 30, "the new name shown")
     assert "write token" in dialogs[1] and answers == []
     (record,) = [r for r in get_json(bridge.url, "/api/v1/runs", project="menu")["runs"] if r["run"] == "typo"]
     assert record["name"] == "fixed name"
 
-    page.click(row.format("doomed") + ' [data-testid="run-menu"] summary')
-    page.screenshot(path=str(output_dir / "page-run-menu.png"))
-    page.click(row.format("doomed") + ' [data-testid="run-delete"]')  # the first confirmation is dismissed
+    _choose(page, "doomed", "run-delete")  # the first confirmation is dismissed
     wait_until(lambda: len(dialogs) == 3, 10, "the confirmation asked")
     assert "doomed" in dialogs[2] and "cannot be undone" in dialogs[2]
     assert {r["run"] for r in get_json(bridge.url, "/api/v1/runs", project="menu")["runs"]} == {"typo", "doomed"}
-    page.click(row.format("doomed") + ' [data-testid="run-menu"] summary')
-    page.click(row.format("doomed") + ' [data-testid="run-delete"]')
+    _choose(page, "doomed", "run-delete")
     wait_until(lambda: set(rows_of_runs(page, "menu")) == {"typo"}, 30, "the deleted run gone from the table")
     assert {r["run"] for r in get_json(bridge.url, "/api/v1/runs", project="menu")["runs"]} == {"typo"}
     assert page.page_errors == []
