@@ -211,6 +211,18 @@ def influxql_macros(query: str, from_ms: int, to_ms: int, interval_ms: int) -> s
     return query.replace("$__interval", text)
 
 
+def influxql_series(url: str, database: str, query: str) -> list[dict[str, Any]]:
+    """The series InfluxDB answers an InfluxQL query with (times in ms), as Grafana's backend
+    sends it; a statement's error fails the test, naming the query."""
+    import httpx
+
+    resp = httpx.post(f"{url}/query", data={"db": database, "q": query, "epoch": "ms"}, timeout=60)
+    resp.raise_for_status()
+    (result,) = resp.json()["results"]
+    assert "error" not in result, (result["error"], query)
+    return result.get("series", [])
+
+
 def sql_macros(query: str, from_ms: int, to_ms: int, interval_ms: int) -> str:
     """The InfluxDB SQL (FlightSQL) data source's substitutions: the browser's global
     ``${__from}``, ``${__to}`` and ``$__interval_ms``, then the backend's

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import httpx
 import numpy as np
 import pytest
 import yaml
@@ -20,7 +19,7 @@ from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store.influx.lineproto import decode_tag
 from curvestream_bridge.store.influx.store import InfluxStore
 from curvestream_wire.v1 import run_pb2
-from grafana_kit import ALL, PROVISIONING_DIR, influxql_macros, interpolate_variables, query_library
+from grafana_kit import ALL, PROVISIONING_DIR, influxql_macros, influxql_series, interpolate_variables, query_library
 
 DELETED, KEPT = "typo run", "kept run"
 KEYS = ["train/loss", "system/cpu_percent"]
@@ -55,12 +54,7 @@ def influx(influxd: Any) -> dict[str, Any]:
 
 
 def _influxql(influx: dict[str, Any], text: str, from_ms: int, to_ms: int) -> list[dict[str, Any]]:
-    query = influxql_macros(text, from_ms, to_ms, 1000)
-    resp = httpx.post(f"{influx['url']}/query", data={"db": influx["db"], "q": query, "epoch": "ms"}, timeout=60)
-    resp.raise_for_status()
-    (result,) = resp.json()["results"]
-    assert "error" not in result, (result["error"], query)
-    return result.get("series", [])
+    return influxql_series(influx["url"], influx["db"], influxql_macros(text, from_ms, to_ms, 1000))
 
 
 def _runs_in(series: list[dict[str, Any]]) -> set[str]:

@@ -10,14 +10,14 @@ import json
 import re
 from typing import Any
 
-import httpx
 import numpy as np
 import pytest
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store.influx.lineproto import decode_tag
 from curvestream_bridge.store.influx.store import InfluxStore
-from grafana_kit import ALL, PROVISIONING_DIR, influxql_macros, interpolate_variables, panel_interval_ms, query_library
+from grafana_kit import (ALL, PROVISIONING_DIR, influxql_macros, influxql_series, interpolate_variables,
+                         panel_interval_ms, query_library)
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 SAMPLES = 2_000  # 10 s apart: 5.5 hours
@@ -47,12 +47,8 @@ def influx(influxd: Any) -> dict[str, Any]:
 def _query(influx: dict[str, Any], name: str, selection: dict[str, Any]) -> list[dict[str, Any]]:
     interval_ms = panel_interval_ms(influx["from_ms"], influx["to_ms"], 200)
     text = interpolate_variables(query_library()[name]["influxql"], selection, {"run": ".*", "metric": ".*"})
-    text = influxql_macros(text, influx["from_ms"], influx["to_ms"], interval_ms)
-    resp = httpx.post(f"{influx['url']}/query", data={"db": influx["db"], "q": text, "epoch": "ms"}, timeout=60)
-    resp.raise_for_status()
-    (result,) = resp.json()["results"]
-    assert "error" not in result, (result["error"], text)
-    return result.get("series", [])
+    return influxql_series(influx["url"], influx["db"], influxql_macros(text, influx["from_ms"], influx["to_ms"],
+                                                                       interval_ms))
 
 
 def _variables() -> dict[str, dict[str, Any]]:
