@@ -53,6 +53,11 @@ def _runs(c: AppClient) -> dict[str, dict[str, Any]]:
     return {r["run"]: r for r in c.get("/api/v1/runs", headers=R).json()["runs"]}
 
 
+def _table(c: AppClient, project: str) -> dict[str, dict[str, Any]]:
+    """The page's runs table (its snapshot of the runs is kept between requests)."""
+    return {r["run"]: r for r in c.get("/api/v1/runs/table", params={"project": project}, headers=R).json()["runs"]}
+
+
 def _reads(c: AppClient, run: tuple[str, str]) -> dict[str, Any]:
     """What every read endpoint has of a run."""
     path = f"/api/v1/runs/{q(run[0])}/{q(run[1])}"
@@ -60,7 +65,8 @@ def _reads(c: AppClient, run: tuple[str, str]) -> dict[str, Any]:
     many = c.get("/api/v1/series", params={"run": f"{q(run[0])}/{q(run[1])}", "key": "loss", "width": 100},
                  headers=R).json()
     export = c.get(path + "/export", params={"format": "binary"}, headers=R)
-    return {"listed": run[1] in _runs(c), "metrics": len(c.get(path + "/metrics", headers=R).json()["metrics"]),
+    return {"listed": run[1] in _runs(c), "table": run[1] in _table(c, run[0]),
+            "metrics": len(c.get(path + "/metrics", headers=R).json()["metrics"]),
             "series": series["total"], "series_many": many["series"][0]["total"],
             "histograms": len(c.get(path + "/histograms", params={"key": "weights"}, headers=R).json()["histograms"]),
             "texts": len(c.get(path + "/texts", headers=R).json()["texts"]),
@@ -72,6 +78,7 @@ def _reads(c: AppClient, run: tuple[str, str]) -> dict[str, Any]:
 def test_a_renamed_and_retagged_run_keeps_its_identity_and_curves(client):
     path = f"/api/v1/runs/{q(DOOMED[0])}/{q(DOOMED[1])}"
     before = client.get(path + "/series", params={"key": "loss", "width": 100}, headers=R).json()
+    assert _table(client, DOOMED[0])[DOOMED[1]]["name"] == "typo"
     assert client.patch(path, json={"name": "fixed"}, headers=R).status_code == 403  # the write token
     resp = client.patch(path, json={"name": "fixed", "add_tags": ["best"], "remove_tags": ["a"],
                                     "notes": "the typo is gone"}, headers=W)
@@ -83,6 +90,8 @@ def test_a_renamed_and_retagged_run_keeps_its_identity_and_curves(client):
                            "notes": "the typo is gone"}
     record = _runs(client)[DOOMED[1]]
     assert (record["name"], record["tags"], record["notes"]) == ("fixed", ["x"], "the typo is gone")
+    assert (_table(client, DOOMED[0])[DOOMED[1]]["name"], _table(client, DOOMED[0])[DOOMED[1]]["tags"]) == \
+        ("fixed", ["x"])
     assert [r["run"] for r in client.get("/api/v1/runs", params={"name": "fixed"}, headers=R).json()["runs"]] == \
         [DOOMED[1]]
     assert client.get(path + "/series", params={"key": "loss", "width": 100}, headers=R).json() == before
@@ -93,13 +102,13 @@ def test_a_renamed_and_retagged_run_keeps_its_identity_and_curves(client):
 def test_a_deleted_run_is_gone_from_every_read_and_stays_gone(client):
     wait_until(lambda: _reads(client, DOOMED)["alerts"] and _reads(client, KEPT)["alerts"], 30, "the NaN alerts")
     kept = _reads(client, KEPT)
-    assert _reads(client, DOOMED) == kept == {"listed": True, "metrics": 3, "series": 2000, "series_many": 2000,
-                                             "histograms": 1, "texts": 1, "export": 200, "alerts": kept["alerts"]}
+    assert _reads(client, DOOMED) == kept == {"listed": True, "table": True, "metrics": 3, "series": 2000,
+                                             "series_many": 2000, "histograms": 1, "texts": 1, "export": 200, "alerts": kept["alerts"]}
     path = f"/api/v1/runs/{q(DOOMED[0])}/{q(DOOMED[1])}"
     assert client.delete(path, headers=R).status_code == 403
     resp = client.delete(path, headers=W)
     assert models.ApiRunDeleted.model_validate_json(resp.content).deleted
-    gone = {"listed": False, "metrics": 0, "series": 0, "series_many": 0, "histograms": 0, "texts": 0,
+    gone = {"listed": False, "table": False, "metrics": 0, "series": 0, "series_many": 0, "histograms": 0, "texts": 0,
             "export": 404, "alerts": 0}
     assert _reads(client, DOOMED) == gone
     assert _reads(client, KEPT) == kept

@@ -81,8 +81,14 @@ class BridgeApi:
         return self._ingest.clocks.of_run(project, run)
 
     def on_runs_changed(self, callback: Callable[[], None]) -> None:
-        """``callback()`` (on the ingest's thread) when a run is added or its status or metadata come."""
+        """``callback()`` (on the ingest's thread) when a run is added or its status or metadata come,
+        and (on the API's) when a run is edited or deleted."""
         self._live.on_runs_changed = callback
+
+    def _runs_changed(self) -> None:
+        callback = self._live.on_runs_changed
+        if callback is not None:
+            callback()
 
     def pending_batches(self, project: str, run: str) -> int | None:
         """A finished run's batches up to its final status not stored yet (None: no final status seen)."""
@@ -90,14 +96,20 @@ class BridgeApi:
 
     def edit_run(self, project: str, run: str, edits: RunEdits) -> bool:
         """Set a run's name, tags or notes; False when no such run is stored."""
-        return self.reader.edit_run(project, run, edits)  # type: ignore[attr-defined]
+        done = self.reader.edit_run(project, run, edits)  # type: ignore[attr-defined]
+        if done:
+            self._runs_changed()
+        return done
 
     def delete_run(self, project: str, run: str) -> bool:
         """Delete a run for good (:mod:`curvestream_bridge.run_lifecycle`); False when no such run is stored."""
         subscriber = self._subscriber
         publish = (lambda topic, payload: subscriber.publish(topic, payload, retain=True)) if subscriber else None
-        return delete_run(project, run, store=self.reader, ingest=self._ingest, deleted=self._deleted,
+        done = delete_run(project, run, store=self.reader, ingest=self._ingest, deleted=self._deleted,
                           alerts=self._alerts, publish=publish)
+        if done:
+            self._runs_changed()
+        return done
 
     # ingest and parked batches
 
