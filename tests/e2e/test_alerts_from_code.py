@@ -32,7 +32,8 @@ def _annotations_query() -> str:
 
 
 def _code_alerts(bridge_url: str) -> list[dict]:
-    return [a for a in get_json(bridge_url, "/api/v1/alerts", project=PROJECT, run=RUN)["alerts"] if a["kind"] == "code"]
+    alerts = get_json(bridge_url, "/api/v1/alerts", project=PROJECT, run=RUN)["alerts"]
+    return [a for a in alerts if a["kind"] == "code"]
 
 
 def _listen(ws_url: str, got: list[dict], subscribed: threading.Event, stop: threading.Event) -> None:

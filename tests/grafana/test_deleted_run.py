@@ -86,7 +86,8 @@ def answers(influx: dict[str, Any]) -> dict[str, set[str]]:
 def test_every_grafana_query_answers_nothing_of_a_deleted_run(influx) -> None:
     before = influx["before"]
     assert {name for name, runs in before.items() if runs == {DELETED, KEPT}} >= \
-        {"run_values", "curves_m4", "nonfinite_count", "system_m4", "alert_annotations", "rule curvestream-alert-firing"}
+        {"run_values", "curves_m4", "nonfinite_count", "system_m4", "alert_annotations",
+         "rule curvestream-alert-firing"}
     after = answers(influx)
     assert set(after) == set(before)
     for name, runs in before.items():
