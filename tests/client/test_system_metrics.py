@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from curvestream import system_metrics
+from curvestream.factory import start_run
 from curvestream.settings import Settings
 from curvestream.system_metrics import NvmlProbe, PsutilProbe, SystemSampler
 from servers import wait_until
@@ -180,3 +181,17 @@ def test_system_metrics_are_on_by_default_and_one_setting_turns_them_off():
     assert Settings.from_env({"CURVESTREAM_SYSTEM_METRICS_INTERVAL_MS": "500"}).system_metrics_interval_ms == 500
     with pytest.raises(ValueError, match="system_metrics_interval_ms"):
         Settings(system_metrics_interval_ms=0)
+
+
+def test_an_idle_runs_samples_are_spooled_without_waiting_for_its_next_log(spool_dir):
+    settings = Settings(spool_dir=str(spool_dir), mode="offline", flush_interval_ms=20, system_metrics=True,
+                        system_metrics_interval_ms=300)
+    run = start_run("sys", "idle", settings=settings)
+    try:
+        run.log({"loss": 1.0}, step=4)
+        wait_until(lambda: run.recorder.idle, 30, "the run idle (a whole flush interval without a point)")
+        logged = run.recorder.stats.points_spooled
+        wait_until(lambda: run.recorder.stats.points_spooled >= logged + 2 * len(PSUTIL_KEYS), 30,
+                   "two samples spooled while the run logs nothing")
+    finally:
+        run.finish()
