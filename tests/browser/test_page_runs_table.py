@@ -133,3 +133,38 @@ def test_runs_of_one_name_show_the_name_and_their_suffix_and_a_resume_whose_step
     assert sorted(page.evaluate(shown)) == sorted([[twins[0], "twin", twins[0][-6:], "true"],
                                                    [twins[1], "twin", twins[1][-6:], None]])
     assert not page.page_errors, page.page_errors
+
+
+def _points_cells(page, project: str) -> dict[str, int]:
+    """Run name -> the exact count its Points cell shows, for one project."""
+    return page.evaluate("""p => Object.fromEntries([...document.querySelectorAll('[data-testid="run-row"]')]
+        .filter(r => r.dataset.project === p)
+        .map(r => [r.dataset.run, Number(r.querySelector('[data-testid="run-points"]').dataset.points)]))""", project)
+
+
+def test_the_points_column_moves_while_runs_grow(
+        page, bridge_factory, mosquitto, spool_dir, tmp_path):
+    bridge = duckdb_bridge(bridge_factory, tmp_path, mosquitto)
+    watched = start_run(mosquitto, bridge, spool_dir, "growing", "watched")
+    other = start_run(mosquitto, bridge, spool_dir, "growing", "other")
+    try:
+        for step in range(100):
+            watched.log({"loss": 1.0 / (step + 1)}, step=step)
+            other.log({"loss": 2.0 / (step + 1)}, step=step)
+        wait_stored(bridge, "growing", "watched", {"loss": 100})
+        wait_stored(bridge, "growing", "other", {"loss": 100})
+        # one run's chart is open (its points are pushed), the other's is not: both counts move
+        open_page(page, bridge, runs=(("growing", "watched"),))
+        wait_until(lambda: _points_cells(page, "growing") == {"watched": 100, "other": 100}, 30, "the counts so far")
+
+        for step in range(100, 250):
+            watched.log({"loss": 1.0 / (step + 1), "acc": step / 250}, step=step)
+            other.log({"loss": 2.0 / (step + 1)}, step=step)
+        wait_stored(bridge, "growing", "watched", {"loss": 250, "acc": 150})
+        wait_stored(bridge, "growing", "other", {"loss": 250})
+        wait_until(lambda: _points_cells(page, "growing") == {"watched": 400, "other": 250}, 60, "the counts moved")
+        assert rows_of_runs(page, "growing") == {"watched": "running", "other": "running"}
+    finally:
+        watched.finish()
+        other.finish()
+    assert not page.page_errors, page.page_errors

@@ -30,6 +30,8 @@ export const TIMING = {
   filterTypingMs: 150,
   /** Runs list polling, only while the live socket is down. */
   runsPollMs: 10_000,
+  /** While the runs table shows a running run: its page is asked again this often, so point counts move. */
+  runsNumbersMs: 3000,
   /** A burst of run and status pushes reloads the runs list once, this long after the last. */
   runsReloadMs: 300,
   /** A live frame named a key without a chart: read that run's metrics again after this long. */

@@ -21,6 +21,8 @@
  * `data-level` (text, debug, info, warning, error, critical), `data-key`, `data-step` and
  * `data-time-ms` (its wall time, as the API gives it).
  *
+ * Each runs table row's Points cell (`runPoints`) carries `data-points`: the exact count shown.
+ *
  * `window.__curvestream` offers the same as a read-only object (see page/testHooks.ts).
  */
 export const TEST_IDS = {
@@ -31,6 +33,7 @@ export const TEST_IDS = {
   runCheckbox: 'run-checkbox',
   runState: 'run-state',
   runAlerts: 'run-alerts',
+  runPoints: 'run-points',
   runId: 'run-id',
   runResumed: 'run-resumed',
   runMenu: 'run-menu',

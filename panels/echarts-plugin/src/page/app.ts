@@ -213,6 +213,10 @@ export class App {
     this.live.setSubscriptions(this.subscriptions());
     // poll the runs list only while the live socket cannot tell us about new runs
     setInterval(() => void this.pollWhileOffline(), TIMING.runsPollMs);
+    // point counts are not pushed: the rows of running runs are read again while the page is seen
+    setInterval(() => {
+      if (document.visibilityState !== 'hidden' && this.runsPanel.showsRunning()) void this.runsPanel.refreshNumbers();
+    }, TIMING.runsNumbersMs);
     await this.loadRuns();
   }
 

@@ -14,6 +14,8 @@ export interface RunsPanelHost {
   loadPage(query: RunsTableQuery, signal: AbortSignal): Promise<ApiRunsTable>;
   /** A page came: its rows and the selected runs' rows are the runs the page knows now. */
   onPage(answer: ApiRunsTable): void;
+  /** The rows' runs got new numbers in place (points), the rows unchanged. */
+  onNumbers?(): void;
   onError(error: unknown): void;
   /** A row's menu of actions on its run (rename, delete). */
   runMenu?(run: ApiRun): HTMLElement;
@@ -47,6 +49,13 @@ function fillSelect(
     node.append(el('option', { value: v, text: n === undefined ? text : `${text} (${n})` }));
   }
   node.value = current;
+}
+
+/** A Points cell: compact text, the exact count in its title and `data-points`. */
+function writePoints(cell: HTMLTableCellElement, points: number): void {
+  cell.textContent = formatCompact(points);
+  cell.title = String(points);
+  cell.dataset.points = String(points);
 }
 
 const HEADERS: readonly [string, string, string][] = [
@@ -88,6 +97,8 @@ export class RunsPanel {
   private readonly range: HTMLSpanElement;
   private readonly prev: HTMLButtonElement;
   private readonly next: HTMLButtonElement;
+  /** The Points cell of each row shown, by run id: moved in place while runs grow. */
+  private readonly pointsCells = new Map<string, HTMLTableCellElement>();
 
   constructor(
     filter: RunFilter,
@@ -185,6 +196,51 @@ export class RunsPanel {
   /** The rows' runs changed in place (a live status): draw them again, without asking. */
   refresh(): void {
     this.render();
+  }
+
+  /** A shown row (or a selected run) is running: its point count grows. */
+  showsRunning(): boolean {
+    const answer = this.answer;
+    return answer !== null && [...answer.runs, ...answer.selected].some((r) => r.state === 'running');
+  }
+
+  /**
+   * Ask for the page shown again and move the rows' point counts in place, so a growing run's count
+   * moves without the rows being drawn again (a hovered row, an open menu stay); a page whose rows
+   * changed (a sort by points moved them) is drawn anew. Skipped while another request is under way.
+   */
+  async refreshNumbers(): Promise<void> {
+    if (this.pending !== null || this.answer === null) return;
+    const controller = new AbortController();
+    this.pending = controller;
+    const asked = this.asked;
+    let answer: ApiRunsTable;
+    try {
+      answer = await this.host.loadPage(this.query(), controller.signal);
+    } catch {
+      return; // the next refresh or reload tells
+    } finally {
+      if (this.pending === controller) this.pending = null;
+    }
+    const shown = this.answer;
+    if (asked !== this.asked || shown === null) return; // the user asked for another page meanwhile
+    const ids = (a: ApiRunsTable) => [...a.runs, ...a.selected].map(runKey).join('\n');
+    if (ids(answer) !== ids(shown) || answer.matched !== shown.matched) {
+      this.answer = answer;
+      this.host.onPage(answer);
+      this.render();
+      return;
+    }
+    const fresh = new Map([...answer.runs, ...answer.selected].map((r) => [runKey(r), r]));
+    for (const run of [...shown.runs, ...shown.selected]) {
+      const now = fresh.get(runKey(run));
+      if (!now || now.points === run.points) continue;
+      run.points = now.points;
+      run.updated_ms = now.updated_ms;
+      const cell = this.pointsCells.get(runKey(run));
+      if (cell) writePoints(cell, run.points);
+    }
+    this.host.onNumbers?.();
   }
 
   setSelected(refs: readonly RunRef[]): void {
@@ -296,6 +352,7 @@ export class RunsPanel {
     const answer = this.answer;
     const shown = answer?.runs ?? [];
     clear(this.tbody);
+    this.pointsCells.clear();
     for (const run of shown) this.tbody.append(this.row(run));
     const shownSelected = shown.filter((r) => this.selected.has(runKey(r))).length;
     this.selectAll.checked = shown.length > 0 && shownSelected === shown.length;
@@ -345,6 +402,9 @@ export class RunsPanel {
     const config = Object.entries(run.config ?? {})
       .map(([k, v]) => `${k}=${configValueText(v)}`)
       .join('\n');
+    const points = el('td', { class: 'num', 'data-testid': TEST_IDS.runPoints });
+    writePoints(points, run.points ?? 0);
+    this.pointsCells.set(runKey(ref), points);
     const tr = el(
       'tr',
       {
@@ -366,7 +426,7 @@ export class RunsPanel {
       el('td', { class: 'time', text: run.started_ms ? formatTime(run.started_ms) : '—' }),
       tags,
       el('td', { class: 'group', text: run.group ?? '' }),
-      el('td', { class: 'num', title: String(run.points ?? 0), text: formatCompact(run.points ?? 0) }),
+      points,
       el('td', { class: 'actions' }, ...(this.host.runMenu ? [this.host.runMenu(run)] : [])),
     );
     tr.addEventListener('click', (event) => {
