@@ -102,6 +102,8 @@ export class App {
       },
       loadPage: (query, signal) => this.api.runsTable(query, signal),
       onPage: (answer) => void this.onRunsPage(answer),
+      onOpenRun: (ref) => void this.openRun(ref),
+      onNumbers: () => this.detail.runsChanged(),
       onError: (error) => this.showError(error),
       runMenu: (run) =>
         runMenu(run, this.api, {
@@ -158,6 +160,9 @@ export class App {
         this.state.focus = { ...ref };
         this.writeUrl();
       },
+      run: (ref) => this.known.get(runKey(ref)),
+      alerts: () => this.alerts,
+      openCharts: (filter) => this.openCharts(filter),
     });
     this.liveRouter = new LiveRouter({
       appendToChart: (runId, frame) => {
@@ -172,7 +177,10 @@ export class App {
       isSelected: (runId) => this.state.runs.some((r) => runKey(r) === runId),
       refreshMetricsSoon: () => this.refreshKeysSoon(),
       run: (runId) => this.known.get(runId),
-      runsChanged: () => this.runsPanel.refresh(),
+      runsChanged: () => {
+        this.runsPanel.refresh();
+        this.detail.runsChanged();
+      },
       reloadRunsSoon: () => this.reloadRunsSoon(),
       // a status that came between the table's read and the subscription was pushed to nobody
       subscribed: () => this.reloadRunsSoon(),
@@ -237,6 +245,7 @@ export class App {
       return;
     }
     for (const panel of this.sections.panels.values()) panel.setAlerts(this.alerts);
+    this.detail.runsChanged();
   }
 
   private onAlert(alert: ApiAlert): void {
@@ -251,6 +260,7 @@ export class App {
     // with "firing alerts" on, the table's rows follow the alerts
     if (this.state.alerting) this.reloadRunsSoon();
     for (const panel of this.sections.panels.values()) panel.setAlerts(this.alerts);
+    this.detail.runsChanged();
   }
 
   /** The table's page again (runs came or changed), and the alerts (a filter or page change asks for neither). */
@@ -267,6 +277,7 @@ export class App {
     this.known = new Map(runs.map((r) => [runKey(r), r]));
     this.liveRouter.noteRuns(runs);
     fillGroupBy(this.chartsView.groupBy, answer.facets.config_keys, this.state.groupBy);
+    this.detail.runsChanged();
     if (this.autoSelect && this.state.runs.length === 0 && answer.total > 0) {
       this.autoSelect = false;
       const newest = await this.newestRun(answer);
@@ -303,6 +314,30 @@ export class App {
       for (const panel of this.sections.panels.values()) panel.refreshCurve(id);
       this.detail.activity(ref);
     }
+  }
+
+  /** A run's name was clicked: its own view (Run tab), the run selected along with the others. */
+  private async openRun(ref: RunRef): Promise<void> {
+    this.autoSelect = false;
+    this.state.focus = { project: ref.project, run: ref.run };
+    this.setTab('run');
+    const refs = this.runsPanel.selectedRuns();
+    if (refs.some((r) => runKey(r) === runKey(ref))) {
+      this.detail.setRuns(this.state.runs, runLabels(this.state.runs), this.state.focus);
+      this.writeUrl();
+      return;
+    }
+    refs.push(this.state.focus);
+    this.runsPanel.setSelected(refs);
+    await this.setSelection(refs);
+  }
+
+  /** A link of the Run tab: the charts, filtered as it says. */
+  private openCharts(metricFilter: string): void {
+    this.chartsView.metricFilter.value = metricFilter;
+    this.state.metricFilter = metricFilter;
+    this.setTab('charts');
+    void this.sections.show(this.state.runs, metricFilter);
   }
 
   private async setSelection(refs: RunRef[]): Promise<void> {

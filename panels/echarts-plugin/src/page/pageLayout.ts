@@ -21,6 +21,7 @@ export interface ChartsView {
   /** A line on what is shown ("3 of 12 metrics · 2 runs"). */
   info: HTMLSpanElement;
   groupBy: HTMLSelectElement;
+  metricFilter: HTMLInputElement;
 }
 
 /** The charts tab: a toolbar (filter, grouping, reset zoom) above the charts (`body`: chartSections.ts). */
@@ -68,7 +69,7 @@ export function buildChartsView(
     el('div', { class: 'toolbar' }, metricFilter, groupBy, groupBand, info, el('span', { class: 'spacer' }), resetZoom),
     body,
   );
-  return { root, info, groupBy };
+  return { root, info, groupBy, metricFilter };
 }
 
 /** The group-by choices: none, the run group, and every config key of the runs (the current one kept). */
@@ -81,12 +82,13 @@ export function fillGroupBy(select: HTMLSelectElement, configKeys: readonly stri
   select.value = current;
 }
 
-/** The tab bar: charts, histograms, logs. */
+/** The tab bar: charts, run, histograms, logs. */
 export function buildTabBar(onTab: (tab: PageTab) => void): { root: HTMLElement; tabs: Map<PageTab, HTMLButtonElement> } {
   const root = el('nav', { class: 'tabs', role: 'tablist' });
   const tabs = new Map<PageTab, HTMLButtonElement>();
   for (const [tab, label, testId] of [
     ['charts', 'Charts', TEST_IDS.tabCharts],
+    ['run', 'Run', TEST_IDS.tabRun],
     ['histograms', 'Histograms', TEST_IDS.tabHistograms],
     ['logs', 'Logs', TEST_IDS.tabLogs],
   ] as const) {

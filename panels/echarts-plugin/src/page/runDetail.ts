@@ -1,23 +1,29 @@
 import { DETAIL } from '../constants/defaults';
 import { TEST_IDS } from '../constants/testIds';
 import { runKey, sameRun, type RunRef } from '../core/runs';
-import type { LiveHistogramMessage, LiveTextsMessage } from '../types/api';
+import type { ApiAlert, ApiRun, LiveHistogramMessage, LiveTextsMessage } from '../types/api';
 import type { ChartTheme } from '../types/chart';
 import type { ApiClient } from './api';
 import { clear, el } from './dom';
 import { coalesce } from '../utils/timers';
 import { HistogramView } from './histogramView';
+import { RunOverview } from './runOverview';
 import { TextLogView } from './textLogView';
 
-export type DetailTab = 'histograms' | 'logs';
+export type DetailTab = 'run' | 'histograms' | 'logs';
 
 export interface RunDetailHost {
   /** The user picked another run to look at. */
   onFocusChange(ref: RunRef): void;
+  /** The run's record as the runs table has it (undefined before it answered). */
+  run(ref: RunRef): ApiRun | undefined;
+  alerts(): readonly ApiAlert[];
+  /** Open the charts tab filtered by this chart filter text. */
+  openCharts(metricFilter: string): void;
 }
 
 /**
- * The Histograms and Logs tabs: one run at a time (picked among the selected
+ * The Run, Histograms and Logs tabs: one run at a time (picked among the selected
  * runs), loaded when its tab opens. Live messages keep them current: pushed
  * text lines are added to the log, a new histogram reloads its heatmap. While
  * the socket cannot push, the page's polling reloads the open view instead.
@@ -27,6 +33,7 @@ export class RunDetail {
   private readonly focusSelect: HTMLSelectElement;
   private readonly histograms: HistogramView;
   private readonly log: TextLogView;
+  private readonly overview: RunOverview;
   private refs: RunRef[] = [];
   private focus: RunRef | null = null;
   private tab: DetailTab | null = null;
@@ -51,10 +58,12 @@ export class RunDetail {
     });
     this.histograms = new HistogramView(api, theme);
     this.log = new TextLogView(api);
+    this.overview = new RunOverview(api, { openCharts: (filter) => host.openCharts(filter) });
     this.root = el(
       'div',
       { class: 'run-detail', hidden: true },
       el('div', { class: 'toolbar' }, el('label', { class: 'muted' }, 'run ', this.focusSelect)),
+      this.overview.root,
       this.histograms.root,
       this.log.root,
     );
@@ -78,9 +87,15 @@ export class RunDetail {
     if (tab === this.tab) return;
     this.tab = tab;
     this.root.hidden = tab === null;
+    this.overview.root.hidden = tab !== 'run';
     this.histograms.root.hidden = tab !== 'histograms';
     this.log.root.hidden = tab !== 'logs';
     void this.load();
+  }
+
+  /** The runs' records or alerts changed (a status, a count, an alert): the Run tab shows them. */
+  runsChanged(): void {
+    if (this.tab === 'run' && this.focus) this.overview.update(this.host.run(this.focus), this.host.alerts());
   }
 
   setTheme(theme: ChartTheme): void {
@@ -121,6 +136,7 @@ export class RunDetail {
 
   private async load(): Promise<void> {
     const ref = this.focus;
+    if (this.tab === 'run') this.overview.show(ref, ref ? this.host.run(ref) : undefined, this.host.alerts());
     if (this.tab === 'logs') await this.log.show(ref);
     if (this.tab === 'histograms') {
       if (!ref) return this.histograms.show(null, []);

@@ -6,6 +6,7 @@ import { clear, el } from './dom';
 import { configValueText, type RunFilter } from './runFilter';
 import { runNameParts } from './runName';
 import { nextSort, rangeText, RUNS_PAGE_SIZE, SORTABLE, type RunsTableQuery } from './runsQuery';
+import { encodeRunParam } from './urlState';
 
 export interface RunsPanelHost {
   onSelectionChange(selected: RunRef[]): void;
@@ -14,6 +15,8 @@ export interface RunsPanelHost {
   loadPage(query: RunsTableQuery, signal: AbortSignal): Promise<ApiRunsTable>;
   /** A page came: its rows and the selected runs' rows are the runs the page knows now. */
   onPage(answer: ApiRunsTable): void;
+  /** The user clicked a run's name: show that run's own view. */
+  onOpenRun?(ref: RunRef): void;
   /** The rows' runs got new numbers in place (points), the rows unchanged. */
   onNumbers?(): void;
   onError(error: unknown): void;
@@ -430,7 +433,7 @@ export class RunsPanel {
       el('td', { class: 'actions' }, ...(this.host.runMenu ? [this.host.runMenu(run)] : [])),
     );
     tr.addEventListener('click', (event) => {
-      if (event.target instanceof HTMLInputElement) return;
+      if (event.target instanceof HTMLInputElement || (event.target instanceof Element && event.target.closest('a'))) return;
       this.toggle(ref, !this.selected.has(runKey(ref)));
     });
     return tr;
@@ -449,6 +452,21 @@ export class RunsPanel {
           text: parts.stepsBack ? '↺ steps back' : '↺',
         })]
       : [];
-    return el('td', { class: 'name', title: run.run }, el('span', { text: parts.name }), ...suffix, ...resumed);
+    // a link to the run's own view (a new tab opens it alone); a plain click shows it here
+    const ref = { project: run.project, run: run.run };
+    const link = el('a', {
+      class: 'run-link',
+      href: `?${new URLSearchParams([['run', encodeRunParam(ref)], ['tab', 'run']]).toString()}`,
+      title: `Open ${run.run}`,
+      'data-testid': TEST_IDS.runOpen,
+      text: parts.name,
+    });
+    link.addEventListener('click', (event) => {
+      if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey || !this.host.onOpenRun) return;
+      event.preventDefault();
+      event.stopPropagation();
+      this.host.onOpenRun(ref);
+    });
+    return el('td', { class: 'name', title: run.run }, link, ...suffix, ...resumed);
   }
 }

@@ -5,9 +5,9 @@ import type { RunRef } from '../core/runs';
 import type { XMode } from '../types/api';
 import type { SmoothingKind } from '../types/chart';
 
-/** The page's views: curves of the selected runs, or the histograms / text log of one of them. */
-export type PageTab = 'charts' | 'histograms' | 'logs';
-const TABS: readonly PageTab[] = ['charts', 'histograms', 'logs'];
+/** The page's views: curves of the selected runs, or the record / histograms / text log of one of them. */
+export type PageTab = 'charts' | 'run' | 'histograms' | 'logs';
+const TABS: readonly PageTab[] = ['charts', 'run', 'histograms', 'logs'];
 
 /** Everything a shared link restores. */
 export interface ViewState {
@@ -36,7 +36,7 @@ export interface ViewState {
   groupBy: GroupBy;
   groupBand: GroupBandKind;
   tab: PageTab;
-  /** The run whose histograms and texts are shown; null = the first selected run. */
+  /** The run whose record, histograms and texts are shown; null = the first selected run. */
   focus: RunRef | null;
 }
 
