@@ -61,6 +61,7 @@ export const TEST_IDS = {
   chartMode: 'chart-mode',
   chartNotes: 'chart-notes',
   chartResetZoom: 'chart-reset-zoom',
+  chartFullScreen: 'chart-full-screen',
   emptyState: 'empty-state',
   errorBanner: 'error-banner',
   tokenInput: 'token-input',

@@ -118,11 +118,15 @@ export class App {
     });
     this.sections = new ChartSections(this.state.folded, {
       fetchKeys: (refs, query, signal) => this.api.keys(refs, query, signal),
-      makePanel: (key) =>
-        new ChartPanel(key, this.chartSettings(), this.state.zoom, {
+      makePanel: (key) => {
+        const panel = new ChartPanel(key, this.chartSettings(), this.state.zoom, {
           api: this.api,
           onUserZoom: (window, source) => this.onZoom(window, source),
-        }),
+          onFullScreen: (p, on) => this.onFullScreen(p, on),
+        });
+        if (key === this.state.full) this.onFullScreen(panel, true); // a link to a chart shown full screen
+        return panel;
+      },
       fillPanel: (panel, runs, origins) => this.fillPanel(panel, runs, origins),
       onFoldChange: (folded) => {
         this.state.folded = folded;
@@ -198,6 +202,10 @@ export class App {
     });
     this.applyTheme();
     this.showTab();
+    document.addEventListener('keydown', (event) => {
+      const full = this.state.full === null ? undefined : this.sections.panels.get(this.state.full);
+      if (event.key === 'Escape' && full?.isFullScreen) this.onFullScreen(full, false);
+    });
     this.detail.setRuns(this.state.runs, runLabels(this.state.runs), this.state.focus);
     // the runs the URL names: their keys are asked for before the runs list answers, their curves right after
     void this.sections.show(this.state.runs, this.state.metricFilter);
@@ -423,6 +431,15 @@ export class App {
     showActiveTab(this.tabs, tab);
     this.chartsView.root.hidden = tab !== 'charts';
     this.detail.setTab(tab === 'charts' ? null : tab);
+  }
+
+  /** One chart at most over the whole window; the page beneath does not scroll meanwhile. */
+  private onFullScreen(panel: ChartPanel, on: boolean): void {
+    for (const other of this.sections.panels.values()) if (other !== panel && other.isFullScreen) other.setFullScreen(false);
+    panel.setFullScreen(on);
+    this.state.full = on ? panel.key : null;
+    document.documentElement.classList.toggle('chart-full-open', on);
+    this.writeUrl();
   }
 
   private onZoom(window: [number, number] | null, source: ChartPanel | null): void {

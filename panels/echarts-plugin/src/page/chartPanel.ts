@@ -56,6 +56,8 @@ export interface ChartPanelContext {
   api: ApiClient;
   /** The user zoomed this chart (null: back to everything); x units of the current mode. */
   onUserZoom(window: [number, number] | null, source: ChartPanel): void;
+  /** The user asked for this chart over the whole window (`on`), or back in its place; none: no such button. */
+  onFullScreen?(panel: ChartPanel, on: boolean): void;
 }
 
 /**
@@ -69,6 +71,9 @@ export class ChartPanel {
   private readonly modeBadge: HTMLSpanElement;
   private readonly notesEl: HTMLSpanElement;
   private readonly messageEl: HTMLDivElement;
+  private readonly fullButton: HTMLButtonElement;
+  /** Drawn over the whole window (the page lets one chart be). */
+  private full = false;
   /** Made once the chart is near the viewport and ECharts has loaded (echartsLoader.ts). */
   private chart: ChartHost | null = null;
   private disposed = false;
@@ -129,14 +134,23 @@ export class ChartPanel {
       type: 'button',
       title: 'Show the whole x range',
       'data-testid': TEST_IDS.chartResetZoom,
-      text: '⤢',
+      text: '↺',
     });
     // this chart zooms out itself (the page tells only the others), as after a gesture
     reset.addEventListener('click', () => this.finishUserZoom(null));
+    this.fullButton = el('button', {
+      class: 'icon-button',
+      type: 'button',
+      title: 'Full screen',
+      'data-testid': TEST_IDS.chartFullScreen,
+      text: '⤢',
+      hidden: !context.onFullScreen,
+    });
+    this.fullButton.addEventListener('click', () => this.context.onFullScreen?.(this, !this.full));
     this.root = el(
       'section',
       { class: 'chart-card', 'data-testid': chartTestId(key), 'data-key': key },
-      el('header', { class: 'chart-head' }, el('h3', { title: key, text: key }), this.modeBadge, this.notesEl, reset),
+      el('header', { class: 'chart-head' }, el('h3', { title: key, text: key }), this.modeBadge, this.notesEl, reset, this.fullButton),
       this.canvas,
       this.legend.root,
       this.groupRunsEl,
@@ -257,6 +271,20 @@ export class ChartPanel {
     this.applyZoomToChart();
   }
 
+  /** Over the whole window, or back in its place: the canvas's new size re-queries the curves at its width (onResize). */
+  setFullScreen(on: boolean): void {
+    if (on === this.full) return;
+    this.full = on;
+    this.root.classList.toggle('full', on);
+    this.root.dataset.full = String(on);
+    this.fullButton.textContent = on ? '✕' : '⤢';
+    this.fullButton.title = on ? 'Back to the grid (Esc)' : 'Full screen';
+  }
+
+  get isFullScreen(): boolean {
+    return this.full;
+  }
+
   appendLive(curveId: string, frame: LiveSeriesFrame): void {
     const curve = this.curves.get(curveId);
     if (!curve) return;
@@ -340,6 +368,8 @@ export class ChartPanel {
   }
 
   dispose(): void {
+    // a chart leaving the page (its section folded, a filter) leaves the full screen too
+    if (this.full) this.context.onFullScreen?.(this, false);
     this.disposed = true;
     this.renderSoon.cancel();
     this.drawAnswersSoon.cancel();

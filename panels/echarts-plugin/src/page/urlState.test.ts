@@ -44,8 +44,9 @@ describe('view state in the URL', () => {
       metricFilter: 'loss',
       groupBy: 'config:lr',
       groupBand: 'std' as const,
-      tab: 'logs' as const,
+      tab: 'run' as const,
       focus: { project: 'p', run: 'r 2' },
+      full: 'train/loss & more',
     };
     const text = serializeViewState(state);
     expect(parseViewState(text)).toEqual(state);
@@ -56,6 +57,7 @@ describe('view state in the URL', () => {
     const state = parseViewState('?x=weird&smooth=abc&zoom=5,1&run=bad&smooth_kind=gauss&tab=nope&focus=bad&group_band=x');
     expect(state.tab).toBe('charts');
     expect(state.focus).toBeNull();
+    expect(state.full).toBeNull();
     expect(state.groupBand).toBe('minmax');
     expect(state.xMode).toBe('step');
     expect(state.smoothing).toBe(0);

@@ -38,6 +38,8 @@ export interface ViewState {
   tab: PageTab;
   /** The run whose record, histograms and texts are shown; null = the first selected run. */
   focus: RunRef | null;
+  /** The metric key whose chart is shown over the whole window; null = none. */
+  full: string | null;
 }
 
 export function defaultViewState(): ViewState {
@@ -58,6 +60,7 @@ export function defaultViewState(): ViewState {
     groupBand: 'minmax',
     tab: 'charts',
     focus: null,
+    full: null,
   };
 }
 
@@ -124,6 +127,7 @@ export function parseViewState(query: string): ViewState {
   if (tab && (TABS as readonly string[]).includes(tab)) state.tab = tab as PageTab;
   const focus = params.get('focus');
   state.focus = focus ? decodeRunParam(focus) : null;
+  state.full = params.get('full') || null;
   return state;
 }
 
@@ -153,6 +157,7 @@ export function serializeViewState(state: ViewState): string {
   if (state.groupBand !== 'minmax') params.set('group_band', state.groupBand);
   if (state.tab !== 'charts') params.set('tab', state.tab);
   if (state.focus) params.set('focus', encodeRunParam(state.focus));
+  if (state.full) params.set('full', state.full);
   const text = params.toString();
   return text ? `?${text}` : '';
 }
