@@ -55,3 +55,60 @@ def test_the_page_marks_alerts_on_the_chart_badges_their_runs_and_filters_them(
     wait_until(lambda: badges(page).get("fine") == "⚠ 1", 30, "the pushed alert's badge")
     wait_chart(page, "loss", lambda s: {(m["series"], m["kind"]) for m in s["markers"]} ==
                {("flat", "plateau"), ("fine", "nonfinite")}, "the pushed alert's marker")
+
+
+def selected(page) -> set[str]:
+    return {r["run"] for r in page.evaluate("window.__curvestream.selected")}
+
+
+def drawn(page) -> set[str]:
+    return {s["name"] for s in page.evaluate("window.__curvestream.chart('loss')")["series"]}
+
+
+def test_select_all_takes_the_runs_the_filters_show_and_keeps_the_others_selection(
+        page, bridge_factory, mosquitto, spool_dir, tmp_path):
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  - {name: nonfinite, kind: nonfinite}\n")
+    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", mosquitto.url, alert_rules=str(rules))
+    for name in ("ok-1", "ok-2", "bad-1", "bad-2"):
+        with start_run(mosquitto, bridge, spool_dir, "rule", name) as run:
+            for step in range(10):
+                run.log({"loss": float("nan") if name.startswith("bad") and step == 9 else 1.0 / (step + 1)}, step=step)
+    for name in ("ok-1", "ok-2", "bad-1", "bad-2"):
+        wait_stored(bridge, "rule", name, {"loss": 10})
+    # ok-1 is selected before any filter
+    open_page(page, bridge, runs=(("rule", "ok-1"),))
+    count = page.get_by_test_id("runs-count")
+    wait_until(lambda: count.text_content().startswith("4 of 4 runs"), 30, "every run listed")
+    wait_until(lambda: {r["run"] for r in page.evaluate("window.__curvestream.runs")
+                        if r["project"] == "rule"} >= {"bad-1", "bad-2"}, 30, "the runs known")
+
+    page.get_by_test_id("filter-alerts").check()
+    wait_until(lambda: count.text_content() == "2 of 4 runs · 1 selected", 30, "the runs with firing alerts")
+    select_all = page.locator('[data-testid="runs-table"] thead input[type="checkbox"]')
+    assert not select_all.is_checked()
+
+    # "select all": the rows the filters show, not the runs they hide; the run selected before stays
+    select_all.check()
+    wait_until(lambda: selected(page) == {"ok-1", "bad-1", "bad-2"}, 10, "the shown rows selected")
+    wait_chart(page, "loss", lambda c: {s["name"] for s in c["series"]} == {"ok-1", "bad-1", "bad-2"},
+               "the selected runs drawn, the hidden unselected one not")
+    assert count.text_content() == "2 of 4 runs · 3 selected"
+    assert "ok-2" not in drawn(page)
+
+    # unchecked: the shown rows leave the selection, the hidden selected run does not
+    select_all.uncheck()
+    wait_until(lambda: selected(page) == {"ok-1"}, 10, "only the shown rows deselected")
+    wait_chart(page, "loss", lambda c: [s["name"] for s in c["series"]] == ["ok-1"], "one curve again")
+
+    # a filter that shows none of the selected runs: "select all" is unchecked, then takes only its rows
+    page.get_by_test_id("filter-alerts").uncheck()
+    page.get_by_test_id("run-search").fill("ok-2")
+    wait_until(lambda: count.text_content() == "1 of 4 runs · 1 selected", 30, "the search")
+    assert not select_all.is_checked() and not select_all.evaluate("e => e.indeterminate")
+    select_all.check()
+    wait_until(lambda: selected(page) == {"ok-1", "ok-2"}, 10, "the searched row selected")
+    page.get_by_test_id("filter-clear").click()
+    wait_until(lambda: count.text_content() == "4 of 4 runs · 2 selected", 30, "every run, two selected")
+    assert select_all.evaluate("e => e.indeterminate")
+    assert not page.page_errors, page.page_errors

@@ -467,6 +467,6 @@ export class RunsPanel {
       event.stopPropagation();
       this.host.onOpenRun(ref);
     });
-    return el('td', { class: 'name', title: run.run }, link, ...suffix, ...resumed);
+    return el('td', { class: 'name', title: run.run }, el('span', {}, link), ...suffix, ...resumed);
   }
 }
