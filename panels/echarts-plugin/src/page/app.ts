@@ -328,16 +328,18 @@ export class App {
   private async openRun(ref: RunRef): Promise<void> {
     this.autoSelect = false;
     this.state.focus = { project: ref.project, run: ref.run };
-    this.setTab('run');
     const refs = this.runsPanel.selectedRuns();
+    let shown: Promise<void> | null = null;
     if (refs.some((r) => runKey(r) === runKey(ref))) {
       this.detail.setRuns(this.state.runs, runLabels(this.state.runs), this.state.focus);
-      this.writeUrl();
-      return;
+    } else {
+      refs.push(this.state.focus);
+      this.runsPanel.setSelected(refs);
+      shown = this.setSelection(refs); // the detail's runs and focus are set before its first wait
     }
-    refs.push(this.state.focus);
-    this.runsPanel.setSelected(refs);
-    await this.setSelection(refs);
+    this.setTab('run');
+    this.writeUrl();
+    await shown;
   }
 
   /** A link of the Run tab: the charts, filtered as it says. */
