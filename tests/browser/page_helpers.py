@@ -14,7 +14,8 @@ import curvestream
 from helpers import get_json, run_path
 from servers import wait_until
 
-__all__ = ["duckdb_bridge", "start_run", "stored_counts", "wait_stored", "page_url", "open_page", "chart", "drawn_series",
+__all__ = ["duckdb_bridge", "duckdb_bridge_with_rules",
+           "start_run", "stored_counts", "wait_stored", "page_url", "open_page", "chart", "drawn_series",
            "wait_chart", "plot_center", "hover_tooltip", "page_context", "rows_of_runs"]
 
 # the plot's margins inside a chart (core/options.ts GRID)
@@ -23,6 +24,13 @@ GRID_LEFT, GRID_RIGHT, GRID_TOP, GRID_BOTTOM = 60, 18, 14, 62
 
 def duckdb_bridge(bridge_factory: Any, tmp_path: Any, broker: Any) -> Any:
     return bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", broker.url)
+
+
+def duckdb_bridge_with_rules(bridge_factory: Any, tmp_path: Any, broker: Any, rules: str) -> Any:
+    """A bridge on DuckDB whose alert rules are ``rules`` (the YAML of a rules file)."""
+    path = tmp_path / "rules.yaml"
+    path.write_text(rules)
+    return bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", broker.url, alert_rules=str(path))
 
 
 def start_run(broker: Any, bridge: Any, spool_dir: Any, project: str, name: str, **kwargs: Any) -> Any:

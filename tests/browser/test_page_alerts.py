@@ -4,7 +4,7 @@ alerts", and an alert pushed while the page is open."""
 
 from __future__ import annotations
 
-from page_helpers import drawn_series, open_page, start_run, wait_chart, wait_stored
+from page_helpers import drawn_series, duckdb_bridge_with_rules, open_page, start_run, wait_chart, wait_stored
 from servers import wait_until
 
 RULES = """
@@ -23,9 +23,7 @@ def badges(page) -> dict[str, str]:
 
 def test_the_page_marks_alerts_on_the_chart_badges_their_runs_and_filters_them(
         page, bridge_factory, mosquitto, spool_dir, tmp_path, output_dir):
-    rules = tmp_path / "rules.yaml"
-    rules.write_text(RULES)
-    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", mosquitto.url, alert_rules=str(rules))
+    bridge = duckdb_bridge_with_rules(bridge_factory, tmp_path, mosquitto, RULES)
     with start_run(mosquitto, bridge, spool_dir, "alerting", "flat") as run:
         for step in range(400):  # improves until step 150, then flat: the plateau fires at 250
             run.log({"loss": 10.0 - min(step, 150) * 0.01}, step=step)
@@ -57,6 +55,9 @@ def test_the_page_marks_alerts_on_the_chart_badges_their_runs_and_filters_them(
                {("flat", "plateau"), ("fine", "nonfinite")}, "the pushed alert's marker")
 
 
+NONFINITE = "rules:\n  - {name: nonfinite, kind: nonfinite}\n"
+
+
 def selected(page) -> set[str]:
     return {r["run"] for r in page.evaluate("window.__curvestream.selected")}
 
@@ -67,9 +68,7 @@ def drawn(page) -> set[str]:
 
 def test_select_all_takes_the_runs_the_filters_show_and_keeps_the_others_selection(
         page, bridge_factory, mosquitto, spool_dir, tmp_path):
-    rules = tmp_path / "rules.yaml"
-    rules.write_text("rules:\n  - {name: nonfinite, kind: nonfinite}\n")
-    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", mosquitto.url, alert_rules=str(rules))
+    bridge = duckdb_bridge_with_rules(bridge_factory, tmp_path, mosquitto, NONFINITE)
     for name in ("ok-1", "ok-2", "bad-1", "bad-2"):
         with start_run(mosquitto, bridge, spool_dir, "rule", name) as run:
             for step in range(10):

@@ -39,7 +39,7 @@ def test_a_chart_goes_full_screen_drawn_at_its_new_width_live_and_back_with_esca
 
         widths = series_widths(page, "loss")
         open_page(page, bridge, runs=(("full", "r1"),))
-        in_grid = wait_chart(page, "loss", lambda c: c["series"] and c["series"][0]["points"] > 0, "the chart in the grid")
+        in_grid = wait_chart(page, "loss", lambda c: c["series"] and c["series"][0]["points"] > 0, "the chart")
         grid_box = card_box(page, "loss")
         grid_points = in_grid["series"][0]["points"]
         assert widths and grid_box["width"] < 0.7 * 1280, (widths, grid_box)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import socket
 
-from page_helpers import duckdb_bridge, open_page, start_run, wait_chart, wait_stored
+from page_helpers import duckdb_bridge_with_rules, open_page, start_run, wait_chart, wait_stored
 from servers import wait_until
 
 RULES = """
@@ -32,13 +32,11 @@ def shown_run(page) -> str | None:
 
 def test_a_runs_view_shows_its_record_alerts_and_last_values_and_links_to_its_charts(
         page, bridge_factory, mosquitto, spool_dir, tmp_path, output_dir):
-    rules = tmp_path / "rules.yaml"
-    rules.write_text(RULES)
-    bridge = bridge_factory(f"duckdb:///{tmp_path / 's.duckdb'}", mosquitto.url, alert_rules=str(rules))
+    bridge = duckdb_bridge_with_rules(bridge_factory, tmp_path, mosquitto, RULES)
     with start_run(mosquitto, bridge, spool_dir, "view", "other") as other:
         other.log({"loss": 1.0}, step=0)
-    base = start_run(mosquitto, bridge, spool_dir, "view", "base-k3x9q2", run="base", tags=["baseline", "wide"], group="sweep",
-                     config={"lr": 0.1, "opt": {"beta": 0.9}})
+    base = start_run(mosquitto, bridge, spool_dir, "view", "base-k3x9q2", run="base", tags=["baseline", "wide"],
+                     group="sweep", config={"lr": 0.1, "opt": {"beta": 0.9}})
     try:
         for step in range(50):
             base.log({"train/loss": 1.0 / (step + 1), "train/acc": step / 50, "val/loss": 2.0 / (step + 1)}, step=step)
