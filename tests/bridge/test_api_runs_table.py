@@ -122,6 +122,9 @@ def test_rows_carry_what_the_runs_list_says_of_them_and_the_selected_runs_come_w
     for row in page["runs"] + page["selected"]:
         assert row == everything[(row["project"], row["run"])]
     assert _names(page["selected"]) == [("nlp", "lr/0.1 %2F 50%"), ("nlp", "run 01 ü")]
+    assert page["selected_hidden"] == 0, "a run on another page is not hidden by the filters"
+    hiding = _table(api, q="run 01", run=[f"{q('nlp')}/{q('lr/0.1 %2F 50%')}", f"{q('nlp')}/{q('run 01 ü')}"])
+    assert hiding["selected_hidden"] == 1
     failed = _table(api, state="failed")["runs"]
     assert [(r["run"], r["state"], r["reason"]) for r in failed] == [("run 02 ü", "failed", "oom")]
 

@@ -86,6 +86,8 @@ def test_select_all_takes_the_runs_the_filters_show_and_keeps_the_others_selecti
     wait_until(lambda: count.text_content() == "2 of 4 runs · 1 selected", 30, "the runs with firing alerts")
     select_all = page.locator('[data-testid="runs-table"] thead input[type="checkbox"]')
     assert not select_all.is_checked()
+    hidden = page.get_by_test_id("runs-hidden-selected")
+    assert hidden.is_visible() and hidden.text_content() == "1 selected run hidden by the filters"
 
     # "select all": the rows the filters show, not the runs they hide; the run selected before stays
     select_all.check()
@@ -93,6 +95,7 @@ def test_select_all_takes_the_runs_the_filters_show_and_keeps_the_others_selecti
     wait_chart(page, "loss", lambda c: {s["name"] for s in c["series"]} == {"ok-1", "bad-1", "bad-2"},
                "the selected runs drawn, the hidden unselected one not")
     assert count.text_content() == "2 of 4 runs · 3 selected"
+    assert hidden.text_content() == "1 selected run hidden by the filters"
     assert "ok-2" not in drawn(page)
 
     # unchecked: the shown rows leave the selection, the hidden selected run does not
@@ -110,4 +113,5 @@ def test_select_all_takes_the_runs_the_filters_show_and_keeps_the_others_selecti
     page.get_by_test_id("filter-clear").click()
     wait_until(lambda: count.text_content() == "4 of 4 runs · 2 selected", 30, "every run, two selected")
     assert select_all.evaluate("e => e.indeterminate")
+    assert hidden.is_hidden(), "no selected run is hidden"
     assert not page.page_errors, page.page_errors

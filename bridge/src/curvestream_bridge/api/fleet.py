@@ -98,9 +98,11 @@ async def runs_table(
         if config_key:
             facets["config_values"] = snap.config_values(project, config_key)
         total = len(snap.rows) if project is None else sum(r.record.project == project for r in snap.rows)
+        shown = {r.ref for r in matched}
         return {"total": total, "matched": len(matched), "offset": offset, "limit": limit, "sort": sort,
                 "runs": [_row_json(api, r, firing) for r in matched[offset:offset + limit]],
                 "selected": [_row_json(api, snap.by_ref[ref], firing) for ref in wanted if ref in snap.by_ref],
+                "selected_hidden": sum(ref in snap.by_ref and ref not in shown for ref in wanted),
                 "count_by": count_by,
                 "counts": [{"value": v, "runs": n} for v, n in sorted(counts.items(), key=lambda kv: -kv[1])],
                 "facets": facets}

@@ -187,6 +187,7 @@ class ApiRunsTable(_Shape):
     sort: str
     runs: list[ApiRun]
     selected: list[ApiRun] = Field(description="The runs asked for by name (`run=`), wherever they are.")
+    selected_hidden: int = Field(description="Of the runs asked for by name, those the filters hide.")
     count_by: str
     counts: list[ApiRunsTableCount] = Field(description="Matching runs per value of `count_by`, most first.")
     facets: ApiRunsTableFacets

@@ -47,6 +47,7 @@ export const TEST_IDS = {
   configValueFilter: 'filter-config-value',
   clearFilters: 'filter-clear',
   runsCount: 'runs-count',
+  runsHiddenSelected: 'runs-hidden-selected',
   smoothingSlider: 'smoothing-slider',
   smoothingValue: 'smoothing-value',
   smoothingKind: 'smoothing-kind',

@@ -17,7 +17,7 @@ function run(name: string, points: number, state: ApiRun['state'] = 'running'): 
 
 function table(runs: ApiRun[]): ApiRunsTable {
   return {
-    total: runs.length, matched: runs.length, offset: 0, limit: 100, sort: '-started', runs, selected: [],
+    total: runs.length, matched: runs.length, offset: 0, limit: 100, sort: '-started', runs, selected: [], selected_hidden: 0,
     count_by: 'group', counts: [], facets: { tags: [], groups: [], config_keys: [] },
   };
 }

@@ -92,6 +92,7 @@ export class RunsPanel {
   private readonly configKey: HTMLSelectElement;
   private readonly configValue: HTMLSelectElement;
   private readonly count: HTMLSpanElement;
+  private readonly hiddenSelected: HTMLSpanElement;
   private readonly alerting: HTMLInputElement;
   private readonly tbody: HTMLTableSectionElement;
   private readonly selectAll: HTMLInputElement;
@@ -139,6 +140,12 @@ export class RunsPanel {
       this.updateFilter({ search: '', tag: '', group: '', configKey: '', configValue: '', alerting: false });
     });
     this.count = el('span', { class: 'muted', 'data-testid': TEST_IDS.runsCount });
+    this.hiddenSelected = el('span', {
+      class: 'hidden-selected',
+      'data-testid': TEST_IDS.runsHiddenSelected,
+      title: 'Selected runs the filters hide: still selected and drawn',
+      hidden: true,
+    });
     this.alerting = el('input', { type: 'checkbox', 'data-testid': TEST_IDS.alertsFilter, 'aria-label': 'Only runs with firing alerts' });
     this.alerting.checked = Boolean(filter.alerting);
     this.alerting.addEventListener('change', () => this.updateFilter({ alerting: this.alerting.checked }));
@@ -183,6 +190,7 @@ export class RunsPanel {
         el('label', { class: 'toggle', title: 'Only runs with firing alerts' }, this.alerting, el('span', { text: 'firing alerts' })),
         clearButton,
         el('span', { class: 'spacer' }),
+        this.hiddenSelected,
         this.count,
       ),
       el('div', { class: 'table-wrap' }, table, this.empty),
@@ -363,6 +371,9 @@ export class RunsPanel {
     const matched = answer?.matched ?? 0;
     const total = answer?.total ?? 0;
     this.count.textContent = `${matched} of ${total} runs · ${this.selected.size} selected`;
+    const hidden = answer?.selected_hidden ?? 0;
+    this.hiddenSelected.hidden = hidden === 0;
+    this.hiddenSelected.textContent = hidden ? `${hidden} selected run${hidden === 1 ? '' : 's'} hidden by the filters` : '';
     this.range.textContent = rangeText(answer?.offset ?? 0, shown.length, matched);
     this.prev.disabled = this.offset === 0;
     this.next.disabled = this.offset + RUNS_PAGE_SIZE >= matched;

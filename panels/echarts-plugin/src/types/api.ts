@@ -365,6 +365,8 @@ export interface ApiRunsTable {
   runs: ApiRun[];
   /** The runs asked for by name (`run=`), wherever they are. */
   selected: ApiRun[];
+  /** Of the runs asked for by name, those the filters hide. */
+  selected_hidden: number;
   count_by: string;
   /** Matching runs per value of `count_by`, most first. */
   counts: ApiRunsTableCount[];
