@@ -8,7 +8,7 @@ function run(extra: Partial<ApiRun> = {}): ApiRun {
     project: 'p', run: 'base-k3x9q2', name: 'base', resumes: [], state: 'running', reason: '', started_ms: 1_000_000,
     updated_ms: 1_060_000, tags: ['a', 'b'], group: 'sweep', config: { lr: 0.1, layers: [2, 3] }, host: 'gpu-1',
     git_commit: 'abc123', git_dirty: true, points: 1500, meta: {} as ApiRun['meta'], pending_batches: null,
-    alerts_firing: 0, clock_offset_s: null, clock_correction_s: null, summary: {}, ...extra,
+    alerts_firing: 0, clock_offset_s: null, clock_correction_s: null, summary: {}, notes: '', ...extra,
   };
 }
 
@@ -27,6 +27,7 @@ describe('runFacts', () => {
     expect(facts.run).toBe('base-k3x9q2');
     expect(facts.git).toBe('abc123 (dirty)');
     expect(facts.tags).toBe('a, b');
+    expect(runFacts(run({ notes: 'lr warm-up' }), 0).find(([f]) => f === 'notes')?.[2]).toBe('lr warm-up');
     expect(facts.duration).toBe('2m 00s');
     expect(facts.points).toBe('1,500 (1.5k)');
   });

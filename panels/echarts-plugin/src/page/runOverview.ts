@@ -40,6 +40,7 @@ export function runFacts(run: ApiRun, nowMs: number): [string, string, string][]
     ['git', 'Git commit', run.git_commit ? `${run.git_commit}${run.git_dirty ? ' (dirty)' : ''}` : ''],
     ['group', 'Group', run.group],
     ['tags', 'Tags', run.tags.join(', ')],
+    ['notes', 'Notes', run.notes ?? ''],
     ['resumed', 'Resumed', parts.resumed],
   ];
   return facts.filter(([, , text]) => text !== '');

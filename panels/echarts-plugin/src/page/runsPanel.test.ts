@@ -11,7 +11,7 @@ function run(name: string, points: number, state: ApiRun['state'] = 'running'): 
   return {
     project: 'p', run: name, name, resumes: [], state, reason: '', started_ms: 1e12, updated_ms: 1e12, tags: [],
     group: '', config: {}, host: '', git_commit: '', git_dirty: null, points, meta: {} as ApiRun['meta'],
-    pending_batches: null, alerts_firing: 0, clock_offset_s: null, clock_correction_s: null, summary: {},
+    pending_batches: null, alerts_firing: 0, clock_offset_s: null, clock_correction_s: null, summary: {}, notes: '',
   };
 }
 
