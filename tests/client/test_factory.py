@@ -80,6 +80,7 @@ def test_an_idle_run_gets_no_flush_round_until_it_logs_again(tmp_path):
     assert rec.due(clock[0]) is FlushMode.INTERVAL
     rec.flush(FlushMode.INTERVAL)  # nothing was logged for a whole interval
     assert rec.idle and rec.wake_at() is None, "the flush loop sleeps for this run"
+    assert rec.due(0.35) is None, "a round that another run is due for passes an idle run by"
     clock[0] = 5.0
     rec.queue.append((0, 1, {"x": 1.0}))
     rec.resume()  # what log() does for an idle run

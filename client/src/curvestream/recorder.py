@@ -175,7 +175,7 @@ class Recorder:
             return FlushMode.FINAL
         if self._waiting is not None and now < self._retry_at:
             return None
-        if now >= self.next_due:
+        if now >= self.next_due and not self.idle:  # an idle run has nothing: another run's round passes it by
             return FlushMode.INTERVAL
         if self._size_wake or self._waiting is not None:
             return FlushMode.SIZE
