@@ -200,6 +200,30 @@ def test_waiting_for_commits_that_do_not_come_does_not_spin(tmp_path):
     assert link.polls < 100, f"{link.polls} uploader rounds in one second of waiting: a busy loop"
 
 
+def test_a_commit_wakes_the_uploader_only_when_its_window_is_full_or_someone_waits_for_commits(setup):
+    clock, spool, link, http, up = setup
+    up.pump()  # 1..4 in flight: the window is full
+    up._wake.clear()
+    up.on_commit(commit(1, 4))
+    assert up._wake.is_set(), "a full window waits for this commit: applied at once"
+    up.pump()
+    up.on_commit(commit(5, 8))
+    up.pump()  # 9 and 10 in flight, room for two more
+    up._wake.clear()
+    up.on_commit(commit(9, 9))
+    assert not up._wake.is_set(), "applied with the next round a flush or the round timer brings"
+    woken = []
+
+    def on_progress(left: int) -> None:
+        up._wake.clear()
+        up.on_commit(commit(10, 10))
+        woken.append(up._wake.is_set())
+        up.pump()
+
+    assert up.wait_committed([PID], deadline=clock.now + 1, on_progress=on_progress)
+    assert woken[0], "finish() waits for commits: each one wakes the uploader"
+
+
 def test_broker_down_past_the_fallback_time_switches_to_http_and_back(setup):
     clock, spool, link, http, up = setup
     link.connected = False

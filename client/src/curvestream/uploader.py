@@ -45,6 +45,7 @@ log = logging.getLogger("curvestream.uploader")
 
 CLOCK_WARN_S = 300.0  # the bridge's default clock_skew_tolerance_s
 LOST_LOOK_S = 0.2  # how often in-flight batches are looked at for an ack timeout
+BUSY_ROUND_S = 0.25  # a round at least this often while batches are in flight (commits are applied in rounds)
 
 
 @dataclasses.dataclass
@@ -127,6 +128,7 @@ class Uploader(BackgroundLoop):
         self._lost_looked_at = float("-inf")
         self._backoff = Backoff(initial_s=0.5, max_s=10.0)
         self._lock = threading.Lock()
+        self._waiters = 0  # threads in wait_committed(): commits wake the uploader at once
         self.progress = threading.Condition()
         self.on_freed: Callable[[list[Spool]], None] | None = None  # these spools' space was freed
         self.on_event: Callable[[str, str, str], None] | None = None
@@ -160,9 +162,19 @@ class Uploader(BackgroundLoop):
         self._wake.set()
 
     def on_commit(self, commit: run_pb2.Commit) -> None:
-        """Thread-safe: called by paho's thread or after an HTTP answer."""
+        """Thread-safe: called by paho's thread or after an HTTP answer.
+
+        The commit is applied in the uploader's next round: at once when someone waits for
+        commits or the producer's window is full, else with the round the next flush or the
+        round timer brings (within ``BUSY_ROUND_S``). A hundred runs get ~500 commits a
+        second: a round for each was most of the uploader's time."""
         self._commits.append((self._clock(), commit))
-        self._wake.set()
+        if self._waiters:
+            self.wake()
+            return
+        tracked = self._tracked.get(commit.producer_id)
+        if tracked is not None and len(tracked.inflight) >= self.settings.max_inflight_batches:
+            self.wake()
 
     def stop(self, timeout: float = 5.0) -> None:
         super().stop(timeout)
@@ -183,7 +195,7 @@ class Uploader(BackgroundLoop):
         """Seconds until the next round unless woken: timers (ack timeouts, a backoff, the
         fallback) want a look now and then; with nothing in flight, rarely."""
         busy = any(t.inflight or t.unsent for t in self._tracked.values())
-        return 0.25 if busy or self._exporter is None else 1.0
+        return BUSY_ROUND_S if busy or self._exporter is None else 1.0
 
     # ------------------------------------------------------------------ queries
     def is_committed(self, producer_id: bytes, first: int, last: int) -> bool:
@@ -400,6 +412,16 @@ class Uploader(BackgroundLoop):
                        on_progress: Callable[[int], None] | None = None, stall_s: float | None = None) -> bool:
         """Block until every spooled batch of these producers is committed; False at the
         deadline, or once ``stall_s`` seconds pass without a single new commit."""
+        with self._lock:
+            self._waiters += 1
+        try:
+            return self._wait_committed(producer_ids, deadline, on_progress, stall_s)
+        finally:
+            with self._lock:
+                self._waiters -= 1
+
+    def _wait_committed(self, producer_ids: list[bytes], deadline: float,
+                        on_progress: Callable[[int], None] | None, stall_s: float | None) -> bool:
         fewest, progressed_at = None, self._clock()
         while True:
             left = sum(self._tracked[p].uncommitted() for p in producer_ids if p in self._tracked)
