@@ -353,3 +353,26 @@ def test_an_injected_exporter_gets_batches_and_its_three_outcomes_decide_their_f
     up.pump()
     assert up.outstanding_batches() == 0 and not spool.segments
     spool.release()
+
+
+def test_a_batch_spooled_while_an_export_waits_for_the_bridge_is_sent_in_the_next_round(tmp_path):
+    clock = Clock()
+    spool = Spool.create(tmp_path, PID, "p", "r")
+    spool.append(1, batch_pb2.Batch(seq=1).SerializeToString(), now=0)
+    up: Uploader
+
+    class SlowBridge(ScriptedExporter):
+        def export(self, topic: str, payload: bytes):  # noqa: ANN201
+            outcome = super().export(topic, payload)
+            if self.sent == [1]:  # the flush loop appends the final batch meanwhile, and says so
+                spool.append(2, batch_pb2.Batch(seq=2).SerializeToString(), now=0)
+                up.spooled([PID])
+            return outcome
+
+    bridge = SlowBridge([])
+    up = Uploader(Settings(spool_dir=str(tmp_path)), FallbackPolicy(bridge), clock=clock)
+    up.track(spool)
+    up.pump()
+    up.pump()
+    assert bridge.sent == [1, 2]
+    spool.release()

@@ -337,8 +337,13 @@ class Uploader(BackgroundLoop):
                         abs(self.stats.clock_behind_s), "behind" if self.stats.clock_behind_s > 0 else "ahead of")
 
     def _send_from(self, t: _Tracked, exporter: Exporter, now: float) -> bool:
-        """Send what the window allows; False when the exporter failed (stop this round)."""
+        """Send what the window allows; False when the exporter failed (stop this round).
+
+        ``unsent`` is cleared before the spool is looked at, and set again when something is
+        left: a batch the flush loop appends meanwhile (while an export waits for the bridge)
+        sets it again, where clearing it after reading would lose that news for good."""
         window = self.settings.max_inflight_batches
+        t.unsent = False
         if t.cursor is not None:  # the usual case: the batches appended since the last round, from memory
             first, offset = t.cursor
             while len(t.inflight) < window:
@@ -347,13 +352,14 @@ class Uploader(BackgroundLoop):
                     break
                 seq, payload = fresh
                 if seq not in t.committed and not self._send_one(t, exporter, seq, payload, now):
+                    t.unsent = True
                     return False  # the batch is read from the file next time
                 offset += RECORD_HEAD_SIZE + len(payload)
                 t.cursor = (first, offset)
             if t.spool.ends_at(first, offset):
-                t.unsent = False
                 return True
             if len(t.inflight) >= window:
+                t.unsent = True
                 return True
         segments = t.spool.snapshot()
         start = 0
@@ -367,14 +373,15 @@ class Uploader(BackgroundLoop):
                     t.cursor = (seg.first_seq, pos + RECORD_HEAD_SIZE + len(payload))
                     continue
                 if len(t.inflight) >= window:
+                    t.unsent = True
                     return True
                 if not self._send_one(t, exporter, seq, payload, now):
+                    t.unsent = True
                     return False
                 t.cursor = (seg.first_seq, pos + RECORD_HEAD_SIZE + len(payload))
             if not seg.closed:
                 break
-        t.unsent = False  # read to the end: nothing more until the next append, commit or rewind
-        return True
+        return True  # read to the end: nothing more until the next append, commit or rewind
 
     def _send_one(self, t: _Tracked, exporter: Exporter, seq: int, payload: bytes, now: float) -> bool:
         """Hand one batch to the exporter; False when it failed (it is tried again after a backoff)."""
