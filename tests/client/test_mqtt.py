@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 from typing import Iterator
@@ -132,12 +133,14 @@ def test_the_link_says_when_the_broker_went_away_and_comes_back_by_itself(tmp_pa
         assert before_stop <= link.down_since <= time.monotonic() and link.down_since > up_at
         assert link.last_error, "the disconnect's reason is kept"
         assert link.publish(Topics.points("p", "r"), b"batch") is False, "nothing is handed to a dead connection"
+        wait_until(lambda: link.refused, 20, "a reconnect refused: nothing listens at the broker's address")
         down_since = link.down_since
 
         broker.start()
         _up(link, timeout=30)
         assert len(seen.ups) == 2, "the on-connected hook ran again (the run re-announces itself)"
         assert link.down_since == down_since, "down_since tells when the last outage began"
+        assert not link.refused
         bridge = links(broker.url)
         bridge.start()
         _up(bridge)
@@ -145,6 +148,19 @@ def test_the_link_says_when_the_broker_went_away_and_comes_back_by_itself(tmp_pa
         wait_until(lambda: seen.stored() == [(5, 5)], 10, "a commit after the reconnect")
     finally:
         broker.stop()
+
+
+def test_a_link_to_an_address_where_nothing_listens_says_it_was_refused_and_tells_its_owner(links):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    link = links(f"mqtt://127.0.0.1:{port}")
+    changed = threading.Event()
+    link._on_change = changed.set
+    link.start()
+    wait_until(changed.is_set, 20, "the owner told of the refusal (it chooses its channel again)")
+    assert link.refused and not link.connected
+    assert link.last_error == "connection refused"
 
 
 def test_a_stopped_link_is_down_and_publishes_nothing(mosquitto, links):

@@ -30,6 +30,7 @@ class FakeLink:
         self.connected = True
         self.down_since = clock.now
         self.last_error = ""
+        self.refused = False
         self.sent: list[tuple[str, int]] = []
         self.polls = 0  # one per uploader round
 
@@ -323,6 +324,9 @@ class ScriptedExporter:
 
     def down_since(self) -> float | None:
         return None
+
+    def refused(self) -> bool:
+        return False
 
     def shutdown(self, timeout: float = 2.0) -> None:
         pass

@@ -78,8 +78,8 @@ def test_with_the_broker_unreachable_a_script_says_once_that_it_sends_over_http(
                              "init": {"mqtt_url": broker, "bridge_url": bridge.url, "spool_dir": str(spool_dir),
                                       "fallback_after_ms": 200}})
     label = f"run notices/{report['id']}"
-    assert lines == [f"curvestream: the broker at {broker} does not answer; sending to the bridge over HTTP "
-                     f"({bridge.url}) instead",
+    assert lines == [f"curvestream: the broker at {broker} does not answer (connection refused); sending to the bridge "
+                     f"over HTTP ({bridge.url}) instead",
                      f"curvestream: {label}: every batch reached the bridge"]
     assert report["report"]["batches_left_in_spool"] == 0
     _exact(bridge.url, "notices", report["id"])
@@ -95,7 +95,8 @@ def test_with_neither_broker_nor_bridge_a_script_says_so_and_exits_naming_the_sy
     left = report["report"]["batches_left_in_spool"]
     assert left > 0
     fallback, neither, summary = lines
-    assert fallback.startswith(f"curvestream: the broker at {broker} does not answer; sending to the bridge")
+    assert fallback.startswith(f"curvestream: the broker at {broker} does not answer (connection refused); sending to "
+                               "the bridge")
     assert neither.startswith(f"curvestream: neither the broker at {broker} nor the bridge at {bridge.url} takes "
                               "the points (bridge at 127.0.0.1")
     assert neither.endswith(f"; they wait in the spool {spool} and go out as soon as one answers")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -85,6 +86,21 @@ def test_with_the_broker_down_points_arrive_over_http_then_over_mqtt_again(tmp_p
         assert_exactly_once(bridge.url, "faults", "fallback", 120_000)
     finally:
         broker.stop()
+
+
+def test_a_broker_that_refuses_the_connection_sends_the_points_over_http_without_waiting(tmp_path, bridge_factory,
+                                                                                          spool_dir):
+    with socket.socket() as s:  # nothing listens here: every connection is refused (ECONNREFUSED)
+        s.bind(("127.0.0.1", 0))
+        broker_url = f"mqtt://127.0.0.1:{s.getsockname()[1]}"
+    bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", "")
+    trainer = Trainer(5_000, 500, 0.01, project="faults", run="refused", mqtt_url=broker_url, bridge_url=bridge.url,
+                      spool_dir=str(spool_dir), fallback_after_ms=3_600_000, finish_timeout_ms=60_000)
+    trainer.start()
+    trainer.done(120)  # the fallback time is an hour: only the refusal can have sent the batches over HTTP
+    stats = trainer.run_obj.uploader.stats
+    assert trainer.report.batches_left_in_spool == 0 and stats.batches_sent_http > 0 and stats.batches_sent_mqtt == 0
+    assert_exactly_once(bridge.url, "faults", "refused", 5_000)
 
 
 TRAINER_SCRIPT = textwrap.dedent("""

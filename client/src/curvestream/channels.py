@@ -3,6 +3,7 @@
     >>> class Stub:
     ...     def __init__(self, name, down_since=None): self.name, self.since = name, down_since
     ...     def down_since(self): return self.since
+    ...     def refused(self): return False
     >>> mqtt, http = Stub("mqtt"), Stub("http")
     >>> policy = FallbackPolicy(mqtt, http, fallback_after_s=10)
     >>> policy.choose(now=100.0).name
@@ -11,6 +12,9 @@
     >>> policy.choose(now=100.0) is None
     True
     >>> policy.choose(now=106.0).name      # down for 11 s: the fallback
+    'http'
+    >>> mqtt.refused = lambda: True        # nothing listens at the broker's address: no wait
+    >>> policy.choose(now=95.0).name
     'http'
 """
 
@@ -23,7 +27,9 @@ __all__ = ["FallbackPolicy"]
 
 class FallbackPolicy:
     """The primary exporter while it is up; the fallback once the primary has been
-    down for ``fallback_after_s``; none in between (the spool keeps the batches)."""
+    down for ``fallback_after_s``, or at once when its connection is refused (a broker
+    that is not running will not answer by waiting); none in between (the spool keeps
+    the batches)."""
 
     def __init__(self, primary: Exporter | None, fallback: Exporter | None = None,
                  fallback_after_s: float = 10.0) -> None:
@@ -40,7 +46,7 @@ class FallbackPolicy:
             since = self.primary.down_since()
             if since is None:
                 return self.primary
-            if self.fallback is not None and now - since >= self.fallback_after_s:
+            if self.fallback is not None and (now - since >= self.fallback_after_s or self.primary.refused()):
                 return self.fallback
             return None
         return self.fallback

@@ -11,7 +11,9 @@
   good): it is counted and never re-sent.
 
 ``down_since()`` says whether an exporter can take batches now (None) or since
-when it cannot: the channel policy (:mod:`.channels`) chooses by it.
+when it cannot, ``refused()`` whether its far end refused the connection outright
+(nothing listens there, so waiting for it is pointless): the channel policy
+(:mod:`.channels`) chooses by them.
 """
 
 from __future__ import annotations
@@ -53,6 +55,10 @@ class Exporter(Protocol):
         """None while batches can go out now; else since when (monotonic) they cannot."""
         ...
 
+    def refused(self) -> bool:
+        """True while the last connection attempt was refused (ECONNREFUSED)."""
+        ...
+
     def shutdown(self, timeout: float = 2.0) -> None: ...
 
 
@@ -71,6 +77,9 @@ class MqttExporter:
 
     def down_since(self) -> float | None:
         return None if self.link.connected else self.link.down_since
+
+    def refused(self) -> bool:
+        return not self.link.connected and self.link.refused
 
     def shutdown(self, timeout: float = 2.0) -> None:
         """The link belongs to its owner (it also carries status and commits): left to it."""
@@ -98,6 +107,9 @@ class HttpExporter:
     def down_since(self) -> float | None:
         """Each request finds out for itself (failures back off in the uploader)."""
         return None
+
+    def refused(self) -> bool:
+        return False
 
     def shutdown(self, timeout: float = 2.0) -> None:
         self.http.close()

@@ -39,9 +39,9 @@ class MqttLink:
 
     ``on_connected`` runs (in paho's thread) after every successful connect:
     the session uses it to publish its runs' retained metadata and ``running``
-    status. ``on_change`` runs when the link went down or a broker refused it:
-    the owner's thread then chooses its channel again, or calls :meth:`poll`
-    to switch protocols, at once.
+    status. ``on_change`` runs when the link went down, a broker refused it, or
+    nothing listens at the broker's address: the owner's thread then chooses
+    its channel again, or calls :meth:`poll` to switch protocols, at once.
     """
 
     def __init__(
@@ -73,11 +73,15 @@ class MqttLink:
             connack_timeout_s=1.5,
         )
         callbacks = Callbacks(on_connect=self._handle_connect, on_disconnect=self._handle_disconnect,
-                              on_message=self._handle_message, on_subscribe=self._handle_subscribe)
+                              on_message=self._handle_message, on_subscribe=self._handle_subscribe,
+                              on_connect_fail=self._handle_connect_fail)
         self._conn = MqttConnection(settings.mqtt_endpoint(), options, callbacks, settings.mqtt_protocol, clock)
         self._connected = threading.Event()
         self.down_since = clock()
         self.last_error = ""
+        self.refused = False
+        """The last attempt found nothing listening at the broker's address (ECONNREFUSED):
+        no point waiting for it before falling back."""
         self._suback_mid: int | None = None
         self._stopped = False
 
@@ -186,11 +190,19 @@ class MqttLink:
                                         for topic in topics])
         self._suback_mid = mid if result == paho.MQTT_ERR_SUCCESS else None
 
+    def _handle_connect_fail(self, error: OSError | None) -> None:
+        refused = isinstance(error, ConnectionRefusedError)
+        if refused and not self.refused:
+            self.last_error = "connection refused"
+        self.refused = refused
+        self._changed()
+
     def _handle_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:  # noqa: ANN001
         if mid == self._suback_mid and not self._connected.is_set():
             self._up()
 
     def _up(self) -> None:
+        self.refused = False
         self._connected.set()
         with self._lock:
             late = sorted(set(self._watched) - self._asked)  # watched between CONNECT and SUBACK

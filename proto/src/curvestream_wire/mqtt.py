@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import ssl
+import sys
 import threading
 import time
 import urllib.parse
@@ -129,6 +130,9 @@ class Callbacks:
     on_disconnect: Callable[..., None] | None = None
     on_message: Callable[..., None] | None = None
     on_subscribe: Callable[..., None] | None = None
+    on_connect_fail: Callable[[OSError | None], None] | None = None
+    """A connection attempt failed before any MQTT answer, with the socket's error
+    (``ConnectionRefusedError``: nothing listens at the broker's address)."""
 
 
 class BufferedReadClient(paho.Client):
@@ -228,7 +232,7 @@ class MqttConnection:
         client.max_inflight_messages_set(opts.max_inflight)
         client.connect_timeout = 3.0
         client.on_pre_connect = self.handshake.pre_connect
-        client.on_connect_fail = self.handshake.connect_failed
+        client.on_connect_fail = self._on_connect_fail
         client.on_connect = self._on_connect
         cb = self._callbacks
         if cb.on_disconnect is not None:
@@ -247,6 +251,12 @@ class MqttConnection:
             client.reconnect_delay_set(min_delay=0.05, max_delay=5)  # type: ignore[arg-type]
         if self._callbacks.on_connect is not None:
             self._callbacks.on_connect(client, userdata, flags, reason_code, properties)
+
+    def _on_connect_fail(self, client, userdata) -> None:  # noqa: ANN001
+        self.handshake.connect_failed()
+        if self._callbacks.on_connect_fail is not None:
+            error = sys.exc_info()[1]  # paho calls this inside its ``except OSError`` around the connect
+            self._callbacks.on_connect_fail(error if isinstance(error, OSError) else None)
 
     def downgrade_if_needed(self, connected: bool) -> bool:
         """Switch an unanswered MQTT 5 connection to 3.1.1; True when it did."""
