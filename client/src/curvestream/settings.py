@@ -92,7 +92,8 @@ class Settings:
 
     fallback_after_ms: int = 10_000
     """Broker unreachable this long (and ``bridge_url`` set): batches go by HTTP
-    to the bridge instead. CURVESTREAM_FALLBACK_AFTER_MS."""
+    to the bridge instead; at once when the broker's address refuses the connection.
+    CURVESTREAM_FALLBACK_AFTER_MS."""
 
     mqtt_protocol: Literal["auto", "5", "3.1.1"] = "auto"
     """``auto`` tries MQTT 5 and falls back to 3.1.1. CURVESTREAM_MQTT_PROTOCOL."""
