@@ -84,7 +84,7 @@ class _Tracked:
     commit_gap: float = 0.0  # time between commits lately (a decaying maximum), seconds
     wall_clock_ns: Callable[[], int] | None = None  # the clock of the run that spools here (its send times)
     unsent: bool = True  # the spool may hold batches not yet sent: read it in the next round
-    freeable: bool = False  # commits arrived: closed segments may be deleted
+    freeable: bool = False  # commits arrived: closed segments may be deleted (looked at once one is closed)
 
     def outstanding(self) -> list[tuple[int, int]]:
         """Uncommitted (first, last) seq ranges, segment by segment."""
@@ -227,7 +227,8 @@ class Uploader(BackgroundLoop):
         tracked = list(self._tracked.values())
         freed_by: list[Spool] = []
         for t in tracked:
-            if t.freeable:
+            segments = t.spool.segments
+            if t.freeable and segments and segments[0].closed:  # only closed segments are deleted: none, no look
                 t.freeable = False
                 if t.spool.drop_committed(t.committed.covers):
                     freed_by.append(t.spool)
