@@ -74,6 +74,22 @@ def _git(*args: str) -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
+_git_states: dict[str, tuple[str, bool]] = {}
+
+
+def _git_state() -> tuple[str, bool]:
+    """The commit of the working directory and whether tracked files differ from it: asked
+    of git once per directory and process (two git processes each; a sweep of a hundred
+    runs in one process ran two hundred)."""
+    cwd = os.getcwd()
+    state = _git_states.get(cwd)
+    if state is None:
+        commit = _git("rev-parse", "HEAD")
+        dirty = bool(commit) and bool(_git("status", "--porcelain", "--untracked-files=no"))
+        state = _git_states[cwd] = (commit, dirty)
+    return state
+
+
 def collect_meta(
     project: str,
     run: str,
@@ -91,8 +107,7 @@ def collect_meta(
 ) -> run_pb2.RunMeta:
     """``run`` is the run's identity; ``name`` the name the user gave it (left
     empty when the same); ``resumes`` the sessions that continued it."""
-    commit = _git("rev-parse", "HEAD")
-    dirty = bool(commit) and bool(_git("status", "--porcelain", "--untracked-files=no"))
+    commit, dirty = _git_state()
     frameworks = {}
     for framework in _FRAMEWORKS:
         module = sys.modules.get(framework)
