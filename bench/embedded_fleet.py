@@ -3,8 +3,9 @@
     nice .venv/bin/python bench/embedded_fleet.py [--connections 1000] [--processes 10] [--trials 10]
 
 1. A new trainer known to the bridge: a fresh process calls ``init()``; the time from
-   just before ``init()`` until the run is listed by ``GET /api/v1/runs`` (goal ≤ 0.5 s),
-   ``--trials`` times, each in a new process (a new connection with its Last Will).
+   just before ``init()`` (``curvestream`` imported) until the run is listed by
+   ``GET /api/v1/runs`` (goal ≤ 0.5 s), and the import's own time before it, ``--trials``
+   times, each in a new process (a new connection with its Last Will).
 2. ``--connections`` trainer connections at once from ``--processes`` processes, each
    as a trainer's session makes it: MQTT 5 first (refused at once, then 3.1.1), a Last
    Will, the subscriptions of a run (commits, the live hint), and the run's retained
@@ -39,10 +40,11 @@ from helpers import get_json  # noqa: E402
 
 TRAINER = """
 import sys, time
-t0 = time.time()
+started = time.time()
 import curvestream
+t0 = time.time()
 run = curvestream.init(project="known", id=sys.argv[2], mqtt_url=sys.argv[1], bridge_url="", spool_dir=sys.argv[3])
-print(t0, flush=True)
+print(t0, t0 - started, flush=True)
 sys.stdin.readline()
 """
 
@@ -169,11 +171,12 @@ def main() -> None:
         try:
             wait_until(lambda: get_json(base, "/api/v1/runs") is not None, 60, "curvestream up")
             machine("before")
-            latencies = []
+            latencies, imports = [], []
             for trial in range(0 if args.skip_trials else args.trials):
                 trainer = subprocess.Popen([sys.executable, "-c", TRAINER, url, f"t{trial}", str(tmpdir / "spool")],
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-                init_at = float(trainer.stdout.readline())
+                init_at, import_s = map(float, trainer.stdout.readline().split())
+                imports.append(import_s)
 
                 def listed(name: str = f"t{trial}") -> bool:
                     return any(r["run"] == name for r in get_json(base, "/api/v1/runs", project="known")["runs"])
@@ -185,9 +188,11 @@ def main() -> None:
                 trainer.wait(60)
             latencies.sort()
             if latencies:
+                imports.sort()
                 print(f"a new trainer listed after init(): median {latencies[len(latencies) // 2] * 1000:.0f} ms, "
                       f"max {latencies[-1] * 1000:.0f} ms over {len(latencies)} processes (goal <= 500 ms; "
-                      "from just before init() in a process already running Python)")
+                      "from just before init(), curvestream imported); `import curvestream` before it: median "
+                      f"{imports[len(imports) // 2] * 1000:.0f} ms, max {imports[-1] * 1000:.0f} ms")
             each = args.connections // args.processes
             if not each:  # --connections 0: the trials alone
                 return
