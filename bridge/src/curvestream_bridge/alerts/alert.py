@@ -5,6 +5,7 @@ project, run, key), its latest transition; ``to_json`` is the object of
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 from typing import Any
@@ -14,6 +15,7 @@ __all__ = ["Alert", "alert_id", "SEP"]
 SEP = "\x1f"  # between the parts of a state entry's name; never in a rule name
 
 
+@functools.lru_cache(maxsize=1 << 16)  # looked up for every run of every round (its stalled alert)
 def alert_id(rule: str, project: str, run: str, key: str) -> str:
     """Stable across restarts and bridges: the same (rule, project, run, key) is the same alert."""
     return hashlib.sha256(SEP.join((rule, project, run, key)).encode()).hexdigest()[:20]

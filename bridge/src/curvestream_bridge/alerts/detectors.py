@@ -11,7 +11,9 @@ numbers of state.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
 import math
 from typing import Any
 
@@ -56,10 +58,41 @@ class Detector:
         return {k: v.to_dict() if isinstance(v, TrailingWindow) else v
                 for k, v in vars(self).items() if k not in ("key", "rule")}
 
+    def state_json(self) -> str:
+        """``to_dict()`` as JSON text, written directly: it is saved for every series in every
+        round, and ``json.dumps`` of the dict costs more than a small batch's evaluation."""
+        return "{" + ", ".join(f'"{k}": {_json(v)}' for k, v in vars(self).items() if k not in ("key", "rule")) + "}"
+
     def load(self, state: dict[str, Any]) -> None:
         for k, v in state.items():
             if k in vars(self):
                 setattr(self, k, TrailingWindow.from_dict(v) if isinstance(getattr(self, k), TrailingWindow) else v)
+
+
+def _json(v: Any) -> str:
+    """One value of a detector's state as ``json.dumps`` writes it."""
+    t = type(v)
+    if t is float and v - v == 0:  # finite
+        return float.__repr__(v)
+    if t is int:
+        return int.__repr__(v)
+    if v is None:
+        return "null"
+    if v is True or v is False:
+        return "true" if v else "false"
+    if isinstance(v, float):
+        if math.isfinite(v):
+            return float.__repr__(v)
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, int):
+        return int.__repr__(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(map(_json, v)) + "]"
+    if isinstance(v, TrailingWindow):
+        values = base64.b64encode(np.asarray(v.values, dtype="<f8").tobytes()).decode()
+        steps = base64.b64encode(np.asarray(v.steps, dtype="<i8").tobytes()).decode()
+        return f'{{"size": {int(v.size)}, "values": "{values}", "steps": "{steps}"}}'
+    return json.dumps(v)
 
 
 class NonFinite(Detector):
@@ -71,6 +104,10 @@ class NonFinite(Detector):
         super().__init__(key)
         self.last_finite: float | None = None
         self.last_finite_step: int | None = None
+
+    def state_json(self) -> str:
+        return (f'{{"firing": {_json(self.firing)}, "last_finite": {_json(self.last_finite)}, '
+                f'"last_finite_step": {_json(self.last_finite_step)}}}')
 
     def update(self, steps: np.ndarray, wall_ns: np.ndarray, values: np.ndarray) -> list[Transition]:
         bad = ~np.isfinite(values)
@@ -209,6 +246,14 @@ class Plateau(Detector):
         self.last_values: list[float] = []  # the last two raw values taken in
         self.curvature: float | None = None  # mean |x_t - 2 x_(t-1) + x_(t-2)| over the trailing window (an EMA)
 
+    def state_json(self) -> str:
+        last = self.last_values
+        last_json = f"[{_json(last[0])}, {_json(last[1])}]" if len(last) == 2 else _json(last)
+        return (f'{{"firing": {_json(self.firing)}, "first_step": {_json(self.first_step)}, '
+                f'"smoothed": {_json(self.smoothed)}, "smoothed_step": {_json(self.smoothed_step)}, '
+                f'"best": {_json(self.best)}, "best_step": {_json(self.best_step)}, "window": {_json(self.window)}, '
+                f'"last_values": {last_json}, "curvature": {_json(self.curvature)}}}')
+
     def update(self, steps: np.ndarray, wall_ns: np.ndarray, values: np.ndarray) -> list[Transition]:
         rule = self.rule
         keep = np.isfinite(values)
@@ -226,6 +271,12 @@ class Plateau(Detector):
         s = ema(raw, self.smoothed, weight, gaps)
         self.smoothed, self.smoothed_step = float(s[-1]), int(st[-1])
         noise = self._noise(raw, weight ** np.maximum(gaps, 1).astype(np.float64))
+        return self.judge(st, wall, s, noise)
+
+    def judge(self, st: np.ndarray, wall: np.ndarray, s: np.ndarray, noise: np.ndarray) -> list[Transition]:
+        """The transitions of the smoothed values ``s`` (their steps ``st``, each point's noise
+        margin ``noise``), from the best and the firing state so far; moves both on."""
+        rule = self.rule
         sign = 1.0 if rule.value("mode") == "min" else -1.0
         u = sign * s
         pos = int(np.searchsorted(st, self.first_step + int(rule.value("warmup_steps")), side="left"))

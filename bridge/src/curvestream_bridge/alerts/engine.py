@@ -25,13 +25,14 @@ import datetime
 import json
 import threading
 import time
-from typing import Any, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from curvestream_bridge.alerts import code
 from curvestream_bridge.alerts.alert import SEP, Alert, alert_id
 from curvestream_bridge.alerts.detectors import Detector, Transition, detector_for
+from curvestream_bridge.alerts.many import Column, update_many
 from curvestream_bridge.alerts.rules import RUN_KINDS, Rule
 from curvestream_bridge.batch import DecodedBatch
 
@@ -68,7 +69,54 @@ class _RunWatch:
 
 def _watch_json(watch: _RunWatch) -> str:
     """A run watch's state entry (``dataclasses.asdict`` costs more than the rest of a small batch)."""
-    return json.dumps({"state": watch.state, "last_seen_ns": watch.last_seen_ns, "last_step": watch.last_step})
+    last_step = "null" if watch.last_step is None else int(watch.last_step)
+    return f'{{"state": {json.dumps(watch.state)}, "last_seen_ns": {int(watch.last_seen_ns)}, "last_step": {last_step}}}'
+
+
+class _RoundShape:
+    """The step columns of a round's batches, measured together: each batch's newest and
+    oldest step, and each series' columns joined in step order."""
+
+    def __init__(self, batches: list[DecodedBatch]) -> None:
+        self.columns = [c for b in batches for c in b.scalars]
+        if not self.columns:  # no points in the round (a script's own alerts only)
+            self.first_column, self.newest, self.oldest = [], [], []
+            self.col_max, self.col_min, self.col_unsorted = [], [], []
+            return
+        counts = [len(b.scalars) for b in batches]
+        self.first_column = np.cumsum([0, *counts[:-1]]).tolist()
+        lengths = np.array([len(c.steps) for c in self.columns], dtype=np.int64)
+        if not lengths.all():  # an empty column (decode drops them): measured one by one
+            self.col_max = [int(c.steps.max()) if len(c.steps) else -(1 << 63) for c in self.columns]
+            self.col_min = [int(c.steps.min()) if len(c.steps) else 1 << 63 for c in self.columns]
+            self.col_unsorted = [bool(len(c.steps) > 1 and np.any(c.steps[1:] < c.steps[:-1])) for c in self.columns]
+        else:
+            steps = np.concatenate([c.steps for c in self.columns])
+            starts = np.cumsum(lengths) - lengths
+            self.col_max = np.maximum.reduceat(steps, starts).tolist()
+            self.col_min = np.minimum.reduceat(steps, starts).tolist()
+            down = np.empty(len(steps), dtype=bool)
+            down[:-1] = steps[1:] < steps[:-1]
+            down[starts + lengths - 1] = False  # from one column to the next is not a step back
+            self.col_unsorted = np.logical_or.reduceat(down, starts).tolist()
+        self.newest = [max(self.col_max[f:f + n]) for f, n in zip(self.first_column, counts)]
+        self.oldest = [min(self.col_min[f:f + n]) for f, n in zip(self.first_column, counts)]
+
+    def series(self, at: list[int]) -> Column:
+        """The columns ``at`` (of one series, in arrival order) as one column in step order."""
+        if len(at) == 1:
+            c = self.columns[at[0]]
+            if not self.col_unsorted[at[0]]:
+                return c.steps, c.wall_ns, c.values
+            steps, wall, values = c.steps, c.wall_ns, c.values
+        else:
+            cols = [self.columns[j] for j in at]
+            steps, wall, values = (np.concatenate([getattr(c, f) for c in cols]) for f in ("steps", "wall_ns", "values"))
+            if not any(self.col_unsorted[j] for j in at) and all(
+                    self.col_min[b] >= self.col_max[a] for a, b in zip(at, at[1:])):
+                return steps, wall, values
+        order = np.argsort(steps, kind="stable")
+        return steps[order], wall[order], values[order]
 
 
 class AlertEngine:
@@ -83,6 +131,7 @@ class AlertEngine:
         self._matches: dict[tuple[str, str, str], list[Rule]] = {}
         self._series_of_run: dict[tuple[str, str], set[tuple[str, str, str, str]]] = {}
         self._by_name = {r.name: r for r in self.rules}
+        self._stalled_rules: dict[tuple[str, str], list[Rule]] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ persistence
@@ -114,30 +163,49 @@ class AlertEngine:
     def evaluate(self, batches: Iterable[DecodedBatch]) -> Changes:
         changes = Changes()
         now = self._clock_ns()
+        batches = list(batches)
         with self._lock:
-            columns: dict[tuple[str, str, str], list[Any]] = {}
+            with_points = [b for b in batches if b.scalars]
+            shape = _RoundShape(with_points)
+            columns: dict[tuple[str, str, str], list[int]] = {}  # each series' columns, by index in the round
+            work: dict[str, tuple[Rule, list[tuple[tuple[str, str, str, str], _Series, Column]]]] = {}
+            i = 0
             for b in batches:
                 if b.scalars:
-                    self._points_arrived(b, now, changes)
+                    self._points_arrived(b, shape.newest[i], shape.oldest[i], now, changes)
+                    for j, col in enumerate(b.scalars, shape.first_column[i]):
+                        found = columns.get((b.project, b.run, col.key))
+                        if found is None:
+                            columns[(b.project, b.run, col.key)] = [j]
+                        else:
+                            found.append(j)
+                    i += 1
                 if b.alerts:
                     self._raised_by_code(b, changes)
-                for col in b.scalars:
-                    columns.setdefault((b.project, b.run, col.key), []).append(col)
             # each series once per round, its batches' columns in their order: the detectors cost per call
-            for (project, run, key), cols in columns.items():
-                rules = self._rules_for(project, run, key)
+            for (project, run, key), at in columns.items():
+                rules = self._matches.get((project, run, key))
+                if rules is None:
+                    rules = self._rules_for(project, run, key)
                 if not rules:
                     continue
-                if len(cols) == 1:
-                    steps, wall, values = cols[0].steps, cols[0].wall_ns, cols[0].values
-                else:
-                    steps, wall, values = (np.concatenate([getattr(c, f) for c in cols])
-                                           for f in ("steps", "wall_ns", "values"))
-                if len(steps) > 1 and np.any(steps[1:] < steps[:-1]):
-                    order = np.argsort(steps, kind="stable")
-                    steps, wall, values = steps[order], wall[order], values[order]
+                steps, wall, values = shape.series(at)
                 for rule in rules:
-                    self._feed(rule, project, run, key, steps, wall, values, changes)
+                    fed = self._series_input(rule, project, run, key, steps, wall, values)
+                    if fed is not None:
+                        work.setdefault(rule.name, (rule, []))[1].append(fed)
+            # each rule's detectors of the round together (many.py): a detector call per series costs more
+            # than its few points
+            for rule, items in work.values():
+                results = update_many(rule, [series.detector for _, series, _ in items],  # type: ignore[misc]
+                                      [column for _, _, column in items])
+                for (ident, series, column), transitions in zip(items, results):
+                    for t in transitions:
+                        self._transition(rule, ident[1], ident[2], ident[3], t, changes)
+                    series.last_step = int(column[0][-1])
+                    assert series.detector is not None
+                    changes.entries[SEP.join(("s", *ident))] = (
+                        f'{{"last_step": {series.last_step}, "detector": {series.detector.state_json()}}}')
         return changes
 
     def status(self, project: str, run: str, state: str, updated_ns: int = 0) -> Changes:
@@ -246,20 +314,26 @@ class AlertEngine:
             rules = self._matches[ident] = [r for r in self._series_rules if r.matches(project, run, key)]
         return rules
 
-    def _points_arrived(self, b: DecodedBatch, now: int, changes: Changes) -> None:
-        watch = self._runs.setdefault((b.project, b.run), _RunWatch())
-        newest = max(int(c.steps.max()) for c in b.scalars)
+    def _points_arrived(self, b: DecodedBatch, newest: int, oldest: int, now: int, changes: Changes) -> None:
+        watch = self._runs.get((b.project, b.run))
+        if watch is None:
+            watch = self._runs[(b.project, b.run)] = _RunWatch()
         if watch.last_step is not None and newest <= watch.last_step:
             return  # a re-send: nothing new arrived
         # the first step not seen before: a batch may begin with the rest of the last step seen (other keys)
         seen = watch.last_step if watch.last_step is not None else -(1 << 63)
-        first = min(int(c.steps[c.steps > seen].min()) for c in b.scalars if int(c.steps.max()) > seen)
+        first = oldest if oldest > seen else min(int(c.steps[c.steps > seen].min())
+                                                 for c in b.scalars if int(c.steps.max()) > seen)
         watch.last_step = newest
         watch.last_seen_ns = now
         changes.entries[SEP.join(("r", b.project, b.run))] = _watch_json(watch)
-        for rule in self._run_rules:
-            if rule.kind != "stalled" or not rule.matches_run(b.project, b.run):
-                continue
+        stalled = self._stalled_rules.get((b.project, b.run))
+        if stalled is None:
+            if len(self._stalled_rules) > 100_000:
+                self._stalled_rules.clear()
+            stalled = self._stalled_rules[(b.project, b.run)] = [
+                r for r in self._run_rules if r.kind == "stalled" and r.matches_run(b.project, b.run)]
+        for rule in stalled:
             current = self._alerts.get(alert_id(rule.name, b.project, b.run, ""))
             if current is not None and current.state == "firing":
                 self._transition(rule, b.project, b.run, "", Transition(
@@ -274,8 +348,9 @@ class AlertEngine:
             self._series[ident].detector = None
             self._matches.pop(ident[1:], None)
 
-    def _feed(self, rule: Rule, project: str, run: str, key: str, steps: np.ndarray, wall: np.ndarray,
-              values: np.ndarray, changes: Changes) -> None:
+    def _series_input(self, rule: Rule, project: str, run: str, key: str, steps: np.ndarray, wall: np.ndarray,
+                      values: np.ndarray) -> tuple[tuple[str, str, str, str], _Series, Column] | None:
+        """The series' detector for ``rule`` and the points it has not consumed yet (None: none)."""
         ident = (rule.name, project, run, key)
         series = self._series.get(ident)
         if series is None:
@@ -283,20 +358,17 @@ class AlertEngine:
             self._series_of_run.setdefault((project, run), set()).add(ident)
         if series.detector is None:  # its run had ended: re-sends are ignored below, a resumed run watched anew
             if series.last_step is not None and steps[-1] <= series.last_step:
-                return
+                return None
             series.detector = detector_for(rule, key)
             current = self._alerts.get(alert_id(rule.name, project, run, key))
             series.detector.firing = current is not None and current.state == "firing"  # to resolve, not fire again
         if series.last_step is not None:
             if steps[-1] <= series.last_step:
-                return
-            start = int(np.searchsorted(steps, series.last_step, side="right"))
-            steps, wall, values = steps[start:], wall[start:], values[start:]
-        for t in series.detector.update(steps, wall, values):
-            self._transition(rule, project, run, key, t, changes)
-        series.last_step = int(steps[-1])
-        changes.entries[SEP.join(("s", *ident))] = json.dumps(
-            {"last_step": series.last_step, "detector": series.detector.to_dict()})
+                return None
+            if steps[0] <= series.last_step:
+                start = int(np.searchsorted(steps, series.last_step, side="right"))
+                steps, wall, values = steps[start:], wall[start:], values[start:]
+        return ident, series, (steps, wall, values)
 
     def _transition(self, rule: Rule, project: str, run: str, key: str, t: Transition, changes: Changes) -> None:
         ident = alert_id(rule.name, project, run, key)
