@@ -80,11 +80,11 @@ def decode_batch(payload: bytes, max_bytes: int, max_points: int,
             raise Rejected("too_many_points", f"more than {max_points} points in one batch", pid, seq)
         if n == 0:
             continue
-        column = ScalarColumn(
+        column = ScalarColumn(  # fromiter: half the cost of np.array over a repeated field
             key,
-            np.array(series.steps, dtype=np.int64),
-            np.array(series.wall_ns, dtype=np.int64),
-            np.array(series.values, dtype=np.float64),
+            np.fromiter(series.steps, np.int64, n),
+            np.fromiter(series.wall_ns, np.int64, n),
+            np.fromiter(series.values, np.float64, n),
         )
         if key in seen:  # the same key twice in one batch: merge
             prev = scalars[seen[key]]
