@@ -70,8 +70,10 @@ class ClockSkew:
             if abs(wanted - producer.correction_ns) > self.tolerance_ns:
                 producer.correction_ns = wanted
             shift = producer.correction_ns
+            shown = self._runs.get(producer.run)
             self._runs[producer.run] = (offset, shift)
-        self.metrics.set(CLOCK_OFFSET, offset / 1e9, project=batch.project, run=batch.run)
+        if shown is None or shown[0] != offset:  # /metrics set again only when the run's offset moves
+            self.metrics.set(CLOCK_OFFSET, offset / 1e9, project=batch.project, run=batch.run)
         if shift:
             _shift_batch(batch, shift)
             self.metrics.inc(POINTS_TIME_CORRECTED, batch.points)
