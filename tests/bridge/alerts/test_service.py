@@ -24,8 +24,8 @@ LOSS = np.where(STEPS < 700, 5.0 - STEPS * 0.005, 1.5)  # flat from step 700 on
 EXPECTED = [("firing", 871)]
 
 
-def payload(seq: int, per_batch: int = 100) -> bytes:
-    b = batch_pb2.Batch(version=1, producer_id=PID, seq=seq, project="p", run="r")
+def payload(seq: int, per_batch: int = 100, run: str = "r", pid: bytes = PID) -> bytes:
+    b = batch_pb2.Batch(version=1, producer_id=pid, seq=seq, project="p", run=run)
     lo = (seq - 1) * per_batch
     s = b.scalars.add(key="loss")
     s.steps.extend(STEPS[lo:lo + per_batch].tolist())
@@ -133,6 +133,34 @@ def test_alerts_survive_a_restart_for_the_api(tmp_path, state):
     bridge.close()
     again = Bridge(path)
     assert [a.state for a in again.alerts.engine.alerts(state=state)] == (["firing"] if state == "firing" else [])
+    again.close()
+
+
+class CountingStore(DuckDBStore):
+    """Each alert state save's entry names, in order."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.saves: list[list[str]] = []
+
+    def save_alert_state(self, entries, alerts):
+        self.saves.append(list(entries))
+        super().save_alert_state(entries, alerts)
+
+
+def test_alerts_of_many_runs_firing_in_one_round_are_remembered_as_delivered_by_one_save(tmp_path):
+    store = CountingStore(str(tmp_path / "f.duckdb"))
+    bridge = Bridge(None, store=store)
+    runs = range(30)
+    for seq in range(1, 21):  # a batch of every run in each round: all reach their patience in the same round
+        bridge.ingest.process([Message(Kind.POINTS, payload(seq, run=f"r{r}", pid=r.to_bytes(16, "big")), "mqtt",
+                                       ("p", f"r{r}"), ack=lambda: None) for r in runs])
+    assert sorted(t for t, _ in bridge.published) == sorted(f"curvestream/v1/p/r{r}/alerts" for r in runs)
+    deliveries = [names for names in store.saves if any(n.startswith("d\x1f") for n in names)]
+    assert len(deliveries) == 1 and len(deliveries[0]) == len(runs)
+    bridge.close()
+    again = Bridge(None, store=CountingStore(str(tmp_path / "f.duckdb")))  # remembered: not published again
+    assert again.published == []
     again.close()
 
 

@@ -210,37 +210,50 @@ class AlertService:
                     self.on_alert(alert.to_json())
                 except Exception:  # noqa: BLE001
                     log.exception("curvestream bridge: live alert push failed")
-            if self.leading:
-                self._deliver(alert)
+        if self.leading:
+            self._deliver(pending.alerts)
 
     def _deliver_pending(self) -> None:
         """Alerts changed but not delivered: after a crash, or while another bridge led."""
-        if self.cluster:
-            self._remember_deliveries(self._load())
-        for alert in self.engine.alerts():
-            self._deliver(alert)
+        self._deliver(self.engine.alerts())
 
-    def _deliver(self, alert: Alert) -> None:
-        if self.cluster:  # another bridge may have led when this change happened
+    def _deliver(self, alerts: Sequence[Alert]) -> None:
+        """Each change not delivered yet published on MQTT and handed to the webhooks. The MQTT
+        deliveries are remembered by one state save for all of them: a fleet's alerts change
+        together (a sweep's runs reach their patience in the same round), and a save each would
+        cost a store transaction per alert."""
+        if not alerts:
+            return
+        if self.cluster:  # another bridge may have led when these changes happened
             self._remember_deliveries(self._load())
-        if self.publish is not None and self._sent.get((MQTT_SINK, alert.id), 0) < alert.version:
+        published = []
+        for alert in alerts:
+            if self.publish is not None and self._sent.get((MQTT_SINK, alert.id), 0) < alert.version:
+                try:
+                    self.publish(Topics.alerts(alert.project, alert.run), json.dumps(alert.to_json(),
+                                                                                     allow_nan=False).encode())
+                    published.append(alert)
+                except Exception:  # noqa: BLE001 - MQTT down: the API and webhooks still have it
+                    log.exception("curvestream bridge: publishing an alert on MQTT failed")
+            for hook in self.webhooks:
+                ident = (hook.url, alert.id, alert.version)
+                if self._sent.get((_sink_tag(hook.url), alert.id), 0) < alert.version and ident not in self._queued:
+                    self._queued.add(ident)
+                    hook.send(alert)
+        if published:
             try:
-                self.publish(Topics.alerts(alert.project, alert.run), json.dumps(alert.to_json(),
-                                                                                 allow_nan=False).encode())
-                self._record(MQTT_SINK, alert)
-            except Exception:  # noqa: BLE001 - MQTT down: the API and webhooks still have it
-                log.exception("curvestream bridge: publishing an alert on MQTT failed")
-        for hook in self.webhooks:
-            ident = (hook.url, alert.id, alert.version)
-            if self._sent.get((_sink_tag(hook.url), alert.id), 0) < alert.version and ident not in self._queued:
-                self._queued.add(ident)
-                hook.send(alert)
+                self._record(MQTT_SINK, published)
+            except Exception:  # noqa: BLE001 - delivered; a bridge taking over may send them again
+                log.exception("curvestream bridge: remembering the alerts published on MQTT failed")
 
     def _webhook_delivered(self, url: str, alert: Alert) -> None:
-        self._record(_sink_tag(url), alert)
+        self._record(_sink_tag(url), [alert])
 
-    def _record(self, sink: str, alert: Alert) -> None:
-        self._sent[(sink, alert.id)] = max(self._sent.get((sink, alert.id), 0), alert.version)
-        self.store.save_alert_state({SEP.join(("d", sink, alert.id)): json.dumps(alert.version)}, [])
-        # delivered and remembered: a bridge taking over will not send it again
-        self.metrics.inc(ALERT_DELIVERIES_RECORDED, sink="mqtt" if sink == MQTT_SINK else "webhook")
+    def _record(self, sink: str, alerts: Sequence[Alert]) -> None:
+        entries = {}
+        for alert in alerts:
+            sent = self._sent[(sink, alert.id)] = max(self._sent.get((sink, alert.id), 0), alert.version)
+            entries[SEP.join(("d", sink, alert.id))] = json.dumps(sent)
+        self.store.save_alert_state(entries, [])
+        # delivered and remembered: a bridge taking over will not send them again
+        self.metrics.inc(ALERT_DELIVERIES_RECORDED, len(alerts), sink="mqtt" if sink == MQTT_SINK else "webhook")
