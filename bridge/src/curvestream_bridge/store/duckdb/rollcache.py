@@ -106,13 +106,13 @@ class RollupCache:
         if not self.enabled:  # nothing kept, nothing loaded: the write pays nothing
             yield
             return
-        sids = frozenset(int(sid) for part in added for sid in np.unique(part[2]).tolist())
+        # the write's series by one np.unique (a fan-in write holds thousands, each in every level's rows)
+        sids = frozenset(np.unique(np.concatenate([part[2] for part in added])).tolist()) if added else frozenset()
         with self.lock:
             self._commits += 1
             commit = self._commits
             self._committing = sids
-            for sid in sids:
-                self._last_commit[sid] = commit
+            self._last_commit.update(dict.fromkeys(sids, commit))
         try:
             yield
         except BaseException:
@@ -127,6 +127,8 @@ class RollupCache:
 
     def _apply(self, added: list[Added], commit: int) -> None:
         """Extend the kept entries of the series of ``added`` (under :attr:`lock`)."""
+        if not self._entries:
+            return  # nothing kept to extend
         try:
             by_key: dict[tuple[int, str], list[tuple[int, np.ndarray, M4Agg]]] = {}
             for axis, k, sids, buckets, agg in added:
