@@ -34,6 +34,9 @@ CREATE TABLE IF NOT EXISTS alert_events (id VARCHAR NOT NULL, version INTEGER NO
 """
 
 
+_EVENT_COLUMNS = ("id", "version", "project", "run", "key", "rule", "kind", "state", "step", "time_ns", "message")
+
+
 def load(cur: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return dict(cur.execute("SELECT name, body FROM alert_state").fetchall())
 
@@ -45,8 +48,9 @@ def save(cur: duckdb.DuckDBPyConnection, entries: dict[str, str], alerts: Sequen
                    "body": np.array(list(entries.values()), dtype=object)}
         with scan(cur, "alert_state_in", columns):
             cur.execute("INSERT OR REPLACE INTO alert_state SELECT name, body FROM alert_state_in")
-    if alerts:
-        cur.executemany(
-            "INSERT OR IGNORE INTO alert_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [[a["id"], a["version"], a["project"], a["run"], a["key"], a["rule"], a["kind"], a["state"],
-              a["step"], a.get("time_ns") or round(a["time_ms"]) * 1_000_000, a["message"]] for a in alerts])
+    if alerts:  # one statement too: a fleet's alerts change together (executemany is a statement a row)
+        rows = [(a["id"], a["version"], a["project"], a["run"], a["key"], a["rule"], a["kind"], a["state"],
+                 a["step"], a.get("time_ns") or round(a["time_ms"]) * 1_000_000, a["message"]) for a in alerts]
+        columns = {name: np.array([r[i] for r in rows], dtype=object) for i, name in enumerate(_EVENT_COLUMNS)}
+        with scan(cur, "alert_events_in", columns):
+            cur.execute(f"INSERT OR IGNORE INTO alert_events SELECT {', '.join(_EVENT_COLUMNS)} FROM alert_events_in")
