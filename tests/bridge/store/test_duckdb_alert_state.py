@@ -54,7 +54,8 @@ def test_alert_transitions_are_appended_once_per_id_and_version_with_their_field
         rows = store._cursor().execute("SELECT id, version, project, run, key, rule, kind, state, step, time_ns, "
                                        "message FROM alert_events ORDER BY id, version").fetchall()
         assert len(rows) == 302
-        assert ("a0", 1, "p", "r0", "loss", "plateau", "plateau", "firing", 1000, 1_500_000_000_000_000_000, "m0") in rows
+        assert ("a0", 1, "p", "r0", "loss", "plateau", "plateau", "firing", 1000,
+                1_500_000_000_000_000_000, "m0") in rows
         assert ("a7", 2, "p", "r7", "loss", "plateau", "plateau", "resolved", 1007,
                 1_500_000_000_000_000_007, "m7") in rows
     finally:

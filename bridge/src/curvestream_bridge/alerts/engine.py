@@ -70,7 +70,8 @@ class _RunWatch:
 def _watch_json(watch: _RunWatch) -> str:
     """A run watch's state entry (``dataclasses.asdict`` costs more than the rest of a small batch)."""
     last_step = "null" if watch.last_step is None else int(watch.last_step)
-    return f'{{"state": {json.dumps(watch.state)}, "last_seen_ns": {int(watch.last_seen_ns)}, "last_step": {last_step}}}'
+    return (f'{{"state": {json.dumps(watch.state)}, "last_seen_ns": {int(watch.last_seen_ns)}, '
+            f'"last_step": {last_step}}}')
 
 
 class _RoundShape:
@@ -111,7 +112,8 @@ class _RoundShape:
             steps, wall, values = c.steps, c.wall_ns, c.values
         else:
             cols = [self.columns[j] for j in at]
-            steps, wall, values = (np.concatenate([getattr(c, f) for c in cols]) for f in ("steps", "wall_ns", "values"))
+            steps, wall, values = (np.concatenate([getattr(c, f) for c in cols])
+                                   for f in ("steps", "wall_ns", "values"))
             if not any(self.col_unsorted[j] for j in at) and all(
                     self.col_min[b] >= self.col_max[a] for a, b in zip(at, at[1:])):
                 return steps, wall, values

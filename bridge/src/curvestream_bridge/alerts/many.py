@@ -143,7 +143,8 @@ def _plateau_rows(p: _PlateauRule, dets: list[Plateau], cols: list[Column], rows
         return
     dets = [dets[k] for k in keep.tolist()]
     rows = [rows[k] for k in keep.tolist()]
-    steps, wall, values, g, total, smoothed = steps[keep], wall[keep], values[keep], g[keep], total[keep], smoothed[keep]
+    steps, wall, values = steps[keep], wall[keep], values[keep]
+    g, total, smoothed = g[keep], total[keep], smoothed[keep]
     # streaming._ema_gaps, one chunk
     log_w = math.log(p.weight)
     terms = np.exp(-log_w * total) * -np.expm1(log_w * g) * values
