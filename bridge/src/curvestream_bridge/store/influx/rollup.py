@@ -69,7 +69,8 @@ from curvestream_bridge.store.influx.rows import (
     tag_literal,
 )
 from curvestream_bridge.store.influx.ladder import interval_tag, plan_of_bottom, time_plan
-from curvestream_bridge.store.m4.levels import MIN_POINTS, LevelPlan, batch_partials, choose_base
+from curvestream_bridge.store.influx.partials import series_partials
+from curvestream_bridge.store.m4.levels import MIN_POINTS, LevelPlan, choose_base
 from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag
 from curvestream_bridge.store.m4.agg import M4Agg, merge
 
@@ -220,11 +221,14 @@ class RollupWriter:
                     open_new[(key, axis)] = OpenBuckets({})
         reads: list[tuple[SeriesKey, str, int, np.ndarray]] = []
         pending: list[tuple[SeriesKey, str, int, np.ndarray, M4Agg, list[np.ndarray | None]]] = []
-        for key, plans, steps, walls, values in work:
+        parts = {axis: series_partials([plans[axis] for _, plans, *_ in work], *([w[i] for w in work] for i in (2, 3, 4)))
+                 for axis in ("step", "time")}
+        for i, (key, plans, steps, walls, values) in enumerate(work):
             for axis, plan in plans.items():
                 packed = axis in PACKED_AXES
                 new_points = _bucket_points(plan, steps, walls, values) if packed else {}
-                for k, buckets, agg in list(batch_partials(plan, steps, walls, values)):  # merged into below
+                for k in plan.levels:  # the partials are merged into below
+                    buckets, agg = parts[axis][(i, k)]
                     pts: list[np.ndarray | None] = [new_points[int(b)] for b in buckets] if k == 0 and packed else []
                     last = open_new[(key, axis)].last.get(k)
                     if last is not None:
@@ -237,26 +241,39 @@ class RollupWriter:
                     pending.append((key, axis, k, buckets, agg, pts))
         stored = self._read_rows(reads, plans_of={k: p for k, p, *_ in work}, run=run)
         before: dict[tuple[SeriesKey, str, int], Committed] = {}
+        merges: dict[str, list[tuple[M4Agg, np.ndarray, M4Agg]]] = {"time": [], "step": []}
         for key, axis, k, buckets, agg, pts in pending:
-            ob = open_new[(key, axis)]
-            last = ob.last.get(k)
-            old = before[(key, axis, k)] = committed_rows(buckets, stored.get((key, axis, k)), last,
+            old = before[(key, axis, k)] = committed_rows(buckets, stored.get((key, axis, k)),
+                                                          open_new[(key, axis)].last.get(k),
                                                           self.before.get((key, axis, k)))
             if len(old.rows):
-                _merge_into(agg, buckets, old.rows, old.agg, axis)
+                merges[axis].append((agg, np.searchsorted(buckets, old.rows), old.agg))
                 if pts:
                     at = np.searchsorted(buckets, old.rows).tolist()
                     for i, p in zip(at, old.points):
                         pts[i] = _joined(pts[i], p)
-            top = int(np.argmax(buckets))
+        for axis, jobs in merges.items():
+            _merge_all(jobs, axis)
+        texts_of = {axis: _texts_by_group([agg for _, a, _, _, agg, _ in pending if a == axis], numeric=axis == "time")
+                    for axis in ("time", "step")}
+        at_axis = {"time": 0, "step": 0}
+        named: dict[SeriesKey, str] = {}
+        writer = encode_tag(self.writer)
+        for key, axis, k, buckets, agg, pts in pending:
+            texts = texts_of[axis][at_axis[axis]]
+            at_axis[axis] += 1
+            ob = open_new[(key, axis)]
+            last = ob.last.get(k)
+            top = len(buckets) - 1  # buckets are sorted
             if last is None or buckets[top] >= last[0]:
                 ob.last[k] = (int(buckets[top]), agg.take(np.array([top])), pts[top] if pts else None)
             plan = (self.plans.get(key) or plans_new[key])[axis]
-            tags = f"{MEASUREMENT[axis]},{series_tags(key)},k={k},w={encode_tag(self.writer)}"
+            if key not in named:
+                named[key] = f"{series_tags(key)},k="
+            tags = f"{MEASUREMENT[axis]},{named[key]}{k},w={writer}"
             if axis == "time":
                 tags += f",grafana_interval_ms={interval_tag(plan, k)}"
             size = plan.size(k)
-            texts = field_texts(agg, numeric=axis == "time")  # dashboards read only the time rollups
             out = tops[axis] if k == plan.top else lines[axis]
             if k == 0 and axis in PACKED_AXES:
                 out.extend(f'{tags} {text},p="{"" if p is None else pack_points(p)}" {int(b) * size}'
@@ -410,9 +427,25 @@ class RollupWriter:
                     [x for p in parts for x in p[2]]) for g, parts in found.items()}
 
 
-def _merge_into(agg: M4Agg, buckets: np.ndarray, old_b: np.ndarray, old: M4Agg, axis: str) -> None:
-    """Merges the rows ``old`` of buckets ``old_b`` (some of ``buckets``) into ``agg``
-    (one row per bucket), in place: only those rows, whatever the write's size."""
-    at = np.searchsorted(buckets, old_b)
-    both = M4Agg.concat([agg.take(at), old])
-    agg.put(at, merge(both, np.tile(np.arange(len(at)), 2), len(at), axis))
+def _merge_all(jobs: list[tuple[M4Agg, np.ndarray, M4Agg]], axis: str) -> None:
+    """Merges, for each job ``(agg, at, old)``, the rows ``old`` into the rows ``at`` of
+    ``agg`` (one old row per position), in place: one merge for all the series and
+    levels of a write, whatever their number."""
+    if not jobs:
+        return
+    lens = np.array([len(at) for _, at, _ in jobs], dtype=np.int64)
+    group = np.arange(int(lens.sum()), dtype=np.int64)
+    both = M4Agg.concat([agg.take(at) for agg, at, _ in jobs] + [old for _, _, old in jobs])
+    merged = merge(both, np.tile(group, 2), len(group), axis)
+    ends = np.cumsum(lens)
+    for (agg, at, _), end, n in zip(jobs, ends.tolist(), lens.tolist()):
+        agg.put(at, merged.take(slice(end - n, end)))
+
+
+def _texts_by_group(aggs: list[M4Agg], numeric: bool) -> list[list[str]]:
+    """The field texts of each aggregate's rows (:func:`.rows.field_texts`), made by one call for all."""
+    if not aggs:
+        return []
+    texts = field_texts(M4Agg.concat(aggs), numeric=numeric)
+    ends = np.cumsum([len(a) for a in aggs]).tolist()
+    return [texts[end - len(a):end] for a, end in zip(aggs, ends)]
