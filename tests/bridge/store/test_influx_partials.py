@@ -40,12 +40,14 @@ def test_many_series_at_once_give_each_series_partials(axis: str) -> None:
         steps.append(s)
         walls.append(w)
         values.append(v)
-    parts = series_partials(plans, steps, walls, values)
+    parts, levels = series_partials(plans, steps, walls, values)
     expected = 0
     for i, plan in enumerate(plans):
         for k, buckets, agg in batch_partials(plan, steps[i], walls[i], values[i]):
             got_buckets, got = parts[(i, k)]
             np.testing.assert_array_equal(got_buckets, buckets)
             assert_same_agg(got, agg)
+            full, bounds = levels[k]
+            assert_same_agg(full.take(slice(bounds[i], bounds[i + 1])), agg)
             expected += 1
     assert len(parts) == expected

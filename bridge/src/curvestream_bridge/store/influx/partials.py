@@ -13,7 +13,7 @@ a fleet holds hundreds of series of a few dozen points each).
     >>> steps = [np.arange(6), np.arange(4)]
     >>> walls = [np.arange(6) * 5, np.array([0, 12, 25, 31])]
     >>> values = [np.arange(6.0), np.array([1.0, np.nan, -2.0, 3.0])]
-    >>> parts = series_partials(plans, steps, walls, values)
+    >>> parts, levels = series_partials(plans, steps, walls, values)
     >>> sorted(parts)
     [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)]
     >>> parts[(1, 0)][0].tolist(), parts[(1, 1)][0].tolist()
@@ -31,18 +31,25 @@ import numpy as np
 from curvestream_bridge.store.m4.agg import M4Agg, merge_runs, points_runs
 from curvestream_bridge.store.m4.levels import LevelPlan
 
-__all__ = ["series_partials"]
+__all__ = ["series_partials", "Level"]
+
+
+Level = tuple[M4Agg, list[int]]
+"""The aggregates of one level for all series, and where each series' rows start
+(series ``i``: rows ``bounds[i]:bounds[i + 1]``)."""
 
 
 def series_partials(plans: list[LevelPlan], step: list[np.ndarray], wall: list[np.ndarray], value: list[np.ndarray]
-                    ) -> dict[tuple[int, int], tuple[np.ndarray, M4Agg]]:
+                    ) -> tuple[dict[tuple[int, int], tuple[np.ndarray, M4Agg]], dict[int, Level]]:
     """For each series ``i`` (its plan, all on one axis, and its points in any order)
     and each level ``k`` of its plan: ``(i, k) -> (buckets, aggregates)``, the
-    buckets sorted, as :func:`.m4.levels.batch_partials` gives them. The aggregates
-    of one level are views of one array (disjoint per series)."""
+    buckets sorted, as :func:`.m4.levels.batch_partials` gives them; and per level
+    the array whose views (disjoint per series) those aggregates are, so that the
+    rows of every series can be changed or turned into text at once."""
     out: dict[tuple[int, int], tuple[np.ndarray, M4Agg]] = {}
+    levels: dict[int, Level] = {}
     if not plans:
-        return out
+        return out, levels
     axis = plans[0].axis
     lens = np.array([len(x) for x in step], np.int64)
     s = np.concatenate(step).astype(np.int64, copy=False)
@@ -78,8 +85,9 @@ def series_partials(plans: list[LevelPlan], step: list[np.ndarray], wall: list[n
         agg = points_runs(s, w, v, starts) if agg is None else merge_runs(agg, starts)
         buckets, series = buckets[starts], series[starts]
         bounds = np.searchsorted(series, np.arange(len(plans) + 1)).tolist()
+        levels[k] = (agg, bounds)
         for i in range(len(plans)):
             a, b = bounds[i], bounds[i + 1]
             if a < b:
                 out[(i, k)] = (buckets[a:b], agg.take(slice(a, b)))
-    return out
+    return out, levels

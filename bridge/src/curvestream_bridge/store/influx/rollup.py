@@ -69,7 +69,7 @@ from curvestream_bridge.store.influx.rows import (
     tag_literal,
 )
 from curvestream_bridge.store.influx.ladder import interval_tag, plan_of_bottom, time_plan
-from curvestream_bridge.store.influx.partials import series_partials
+from curvestream_bridge.store.influx.partials import Level, series_partials
 from curvestream_bridge.store.m4.levels import MIN_POINTS, LevelPlan, choose_base
 from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag
 from curvestream_bridge.store.m4.agg import M4Agg, merge
@@ -220,9 +220,11 @@ class RollupWriter:
                 for axis in plans:
                     open_new[(key, axis)] = OpenBuckets({})
         reads: list[tuple[SeriesKey, str, int, np.ndarray]] = []
-        pending: list[tuple[SeriesKey, str, int, np.ndarray, M4Agg, list[np.ndarray | None]]] = []
-        parts = {axis: series_partials([plans[axis] for _, plans, *_ in work], *([w[i] for w in work] for i in (2, 3, 4)))
-                 for axis in ("step", "time")}
+        pending: list[tuple[SeriesKey, str, int, int, np.ndarray, M4Agg, list[np.ndarray | None]]] = []
+        parts, levels = {}, {}
+        for axis in ("step", "time"):
+            parts[axis], levels[axis] = series_partials([plans[axis] for _, plans, *_ in work],
+                                                        *([w[i] for w in work] for i in (2, 3, 4)))
         for i, (key, plans, steps, walls, values) in enumerate(work):
             for axis, plan in plans.items():
                 packed = axis in PACKED_AXES
@@ -238,30 +240,30 @@ class RollupWriter:
                             older &= ~np.isin(buckets, known.buckets)
                         if older.any():
                             reads.append((key, axis, k, buckets[older]))
-                    pending.append((key, axis, k, buckets, agg, pts))
+                    pending.append((key, axis, k, i, buckets, agg, pts))
         stored = self._read_rows(reads, plans_of={k: p for k, p, *_ in work}, run=run)
         before: dict[tuple[SeriesKey, str, int], Committed] = {}
-        merges: dict[str, list[tuple[M4Agg, np.ndarray, M4Agg]]] = {"time": [], "step": []}
-        for key, axis, k, buckets, agg, pts in pending:
+        merges: dict[str, list[tuple[int, np.ndarray, M4Agg]]] = {"time": [], "step": []}
+        for key, axis, k, i, buckets, agg, pts in pending:
             old = before[(key, axis, k)] = committed_rows(buckets, stored.get((key, axis, k)),
                                                           open_new[(key, axis)].last.get(k),
                                                           self.before.get((key, axis, k)))
             if len(old.rows):
-                merges[axis].append((agg, np.searchsorted(buckets, old.rows), old.agg))
+                at = np.searchsorted(buckets, old.rows)
+                merges[axis].append((k, levels[axis][k][1][i] + at, old.agg))
                 if pts:
-                    at = np.searchsorted(buckets, old.rows).tolist()
-                    for i, p in zip(at, old.points):
-                        pts[i] = _joined(pts[i], p)
+                    for j, p in zip(at.tolist(), old.points):
+                        pts[j] = _joined(pts[j], p)
         for axis, jobs in merges.items():
-            _merge_all(jobs, axis)
-        texts_of = {axis: _texts_by_group([agg for _, a, _, _, agg, _ in pending if a == axis], numeric=axis == "time")
-                    for axis in ("time", "step")}
-        at_axis = {"time": 0, "step": 0}
+            _merge_all(levels[axis], jobs, axis)
+        # the rows of every series of a level are views of one array: their texts made by one call
+        texts_of = {(axis, k): field_texts(agg, numeric=axis == "time")
+                    for axis in levels for k, (agg, _) in levels[axis].items()}
         named: dict[SeriesKey, str] = {}
         writer = encode_tag(self.writer)
-        for key, axis, k, buckets, agg, pts in pending:
-            texts = texts_of[axis][at_axis[axis]]
-            at_axis[axis] += 1
+        for key, axis, k, i, buckets, agg, pts in pending:
+            bounds = levels[axis][k][1]
+            texts = texts_of[(axis, k)][bounds[i]:bounds[i + 1]]
             ob = open_new[(key, axis)]
             last = ob.last.get(k)
             top = len(buckets) - 1  # buckets are sorted
@@ -427,25 +429,21 @@ class RollupWriter:
                     [x for p in parts for x in p[2]]) for g, parts in found.items()}
 
 
-def _merge_all(jobs: list[tuple[M4Agg, np.ndarray, M4Agg]], axis: str) -> None:
-    """Merges, for each job ``(agg, at, old)``, the rows ``old`` into the rows ``at`` of
-    ``agg`` (one old row per position), in place: one merge for all the series and
-    levels of a write, whatever their number."""
+def _merge_all(levels: dict[int, Level], jobs: list[tuple[int, np.ndarray, M4Agg]], axis: str) -> None:
+    """Merges, for each job ``(k, at, old)``, the rows ``old`` into the rows ``at`` of
+    level ``k``'s aggregates (one old row per position), in place: one merge for all
+    the series and levels of a write, whatever their number."""
     if not jobs:
         return
-    lens = np.array([len(at) for _, at, _ in jobs], dtype=np.int64)
-    group = np.arange(int(lens.sum()), dtype=np.int64)
-    both = M4Agg.concat([agg.take(at) for agg, at, _ in jobs] + [old for _, _, old in jobs])
-    merged = merge(both, np.tile(group, 2), len(group), axis)
-    ends = np.cumsum(lens)
-    for (agg, at, _), end, n in zip(jobs, ends.tolist(), lens.tolist()):
-        agg.put(at, merged.take(slice(end - n, end)))
-
-
-def _texts_by_group(aggs: list[M4Agg], numeric: bool) -> list[list[str]]:
-    """The field texts of each aggregate's rows (:func:`.rows.field_texts`), made by one call for all."""
-    if not aggs:
-        return []
-    texts = field_texts(M4Agg.concat(aggs), numeric=numeric)
-    ends = np.cumsum([len(a) for a in aggs]).tolist()
-    return [texts[end - len(a):end] for a, end in zip(aggs, ends)]
+    by_level: dict[int, list[tuple[np.ndarray, M4Agg]]] = {}
+    for k, at, old in jobs:
+        by_level.setdefault(k, []).append((at, old))
+    targets = [(k, np.concatenate([at for at, _ in group])) for k, group in by_level.items()]
+    new = M4Agg.concat([levels[k][0].take(at) for k, at in targets])
+    old = M4Agg.concat([o for group in by_level.values() for _, o in group])
+    n = len(new)
+    merged = merge(M4Agg.concat([new, old]), np.tile(np.arange(n, dtype=np.int64), 2), n, axis)
+    start = 0
+    for k, at in targets:
+        levels[k][0].put(at, merged.take(slice(start, start + len(at))))
+        start += len(at)
