@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from curvestream_bridge.store.m4.agg import M4Agg, merge_runs, points_runs
-from curvestream_bridge.store.m4.levels import LevelPlan
+from curvestream_bridge.store.m4.levels import LevelPlan, series_x_order
 
 __all__ = ["series_partials", "Level"]
 
@@ -56,14 +56,8 @@ def series_partials(plans: list[LevelPlan], step: list[np.ndarray], wall: list[n
     w = np.concatenate(wall).astype(np.int64, copy=False)
     v = np.concatenate(value).astype(np.float64, copy=False)
     series = np.repeat(np.arange(len(plans), dtype=np.int64), lens)
-    new_series = series[1:] != series[:-1]
-    if axis == "time":
-        ordered = bool(np.all(new_series | (w[1:] >= w[:-1])))
-    else:
-        ds = np.diff(s)
-        ordered = bool(np.all(new_series | (ds > 0) | ((ds == 0) & (w[1:] >= w[:-1]))))
-    if not ordered:  # each series in x order (ties as they came): one sort for all of them
-        order = np.lexsort((w, s, series)) if axis == "step" else np.lexsort((w, series))
+    order = series_x_order(axis, series, s, w)
+    if order is not None:  # each series in x order: one sort for all of them
         s, w, v = s[order], w[order], v[order]
     tops = np.array([p.top for p in plans], np.int64)
     sizes = np.ones((len(plans), int(tops.max()) + 1), np.int64)

@@ -32,7 +32,7 @@ import numpy as np
 from curvestream_bridge.store.m4.agg import M4Agg, merge_runs, points_runs
 
 __all__ = ["FANOUT", "LEVELS", "MIN_POINTS", "AXES", "LevelPlan", "choose_base", "batch_partials", "order_by_x",
-           "in_x_order", "many_partials"]
+           "in_x_order", "many_partials", "series_x_order"]
 
 FANOUT = 8
 LEVELS = 8
@@ -122,6 +122,20 @@ def batch_partials(plan: LevelPlan, step: np.ndarray, wall: np.ndarray, value: n
         yield k, buckets, agg
 
 
+def series_x_order(axis: str, series: np.ndarray, step: np.ndarray, wall: np.ndarray) -> np.ndarray | None:
+    """Indices that put the points of several series (``series``: each point's, in
+    runs) each in x order, ties as they came; None when they are already."""
+    new_series = series[1:] != series[:-1]
+    if axis == "time":
+        ordered = bool(np.all(new_series | (wall[1:] >= wall[:-1])))
+    else:
+        ds = np.diff(step)
+        ordered = bool(np.all(new_series | (ds > 0) | ((ds == 0) & (wall[1:] >= wall[:-1]))))
+    if ordered:
+        return None
+    return np.lexsort((wall, step, series)) if axis == "step" else np.lexsort((wall, series))
+
+
 def many_partials(plans: list[LevelPlan], step: list[np.ndarray], wall: list[np.ndarray], value: list[np.ndarray],
                   cid: list[np.ndarray]) -> Iterator[tuple[int, np.ndarray, np.ndarray, M4Agg]]:
     """:func:`batch_partials` of several series at once (their plans on one
@@ -137,14 +151,8 @@ def many_partials(plans: list[LevelPlan], step: list[np.ndarray], wall: list[np.
     v = np.concatenate(value).astype(np.float64, copy=False)
     series = np.repeat(np.arange(len(plans), dtype=np.int64), lens)
     base = np.repeat(np.array([p.base for p in plans], np.int64), lens)
-    new_series = series[1:] != series[:-1]
-    if axis == "time":
-        ordered = bool(np.all(new_series | (w[1:] >= w[:-1])))
-    else:
-        ds = np.diff(s)
-        ordered = bool(np.all(new_series | (ds > 0) | ((ds == 0) & (w[1:] >= w[:-1]))))
-    if not ordered:  # each series in x order (ties as they came): one sort for all of them
-        order = np.lexsort((w, s, series)) if axis == "step" else np.lexsort((w, series))
+    order = series_x_order(axis, series, s, w)
+    if order is not None:
         s, w, v, c = s[order], w[order], v[order], c[order]
     buckets = np.right_shift(s if axis == "step" else w, base)  # floor division by 2**base
     agg: M4Agg | None = None
