@@ -1,8 +1,7 @@
 """A run: what ``curvestream.init()`` returns.
 
-(Over 400 lines: the one public class of a training script; making it, batching,
-sending and process hooks live in factory.py, recorder.py, session.py and
-process_hooks.py.)
+Making a run, batching, sending and the process hooks live in factory.py,
+recorder.py, session.py and process_hooks.py.
 
     >>> import curvestream
     >>> with curvestream.init(project="demo", run="r1", mode="offline") as run:  # doctest: +SKIP
