@@ -4,8 +4,8 @@ in its own thread and event loop, on loopback, with anonymous access.
 amqtt gives up on a QoS 1 delivery when its PUBACK takes longer than 5 s (a
 constant in amqtt 0.12, ``Timeout waiting for PUBACK``), drops the message from
 the session and logs a traceback. The bridge acknowledges only after the store
-write, and a busy machine makes that slower than 5 s: every such delivery was
-lost to the broker and sent again from the trainer's spool. Here a delivery
+write, and a busy machine makes that slower than 5 s: every such delivery would
+be lost to the broker and sent again from the trainer's spool. Here a delivery
 waits for its PUBACK as long as the connection lives, as MQTT 3.1.1 has it
 (the keep-alive ends a dead connection; the session then re-sends). amqtt's own
 log lines go through :mod:`curvestream_bridge.library_logs`.
@@ -13,8 +13,8 @@ log lines go through :mod:`curvestream_bridge.library_logs`.
 amqtt 0.12 reads an MQTT 5 CONNECT as if it were 3.1.1; one that carries a
 Will (every trainer's) fails that reading ("Will flag set, but will
 topic/message not present in payload") and the connection is closed without
-an answer, so a client waited for its CONNACK timeout before trying 3.1.1, and
-a trainer killed meanwhile was never known to the bridge. Here the protocol
+an answer, so a client would wait for its CONNACK timeout before trying 3.1.1,
+and a trainer killed meanwhile would stay unknown to the bridge. Here the protocol
 level is read first: anything but 3.1.1 gets a CONNACK "unacceptable protocol
 version" at once, which an MQTT 5 client takes as "speak 3.1.1"
 (:mod:`curvestream_wire.mqtt`).
@@ -136,7 +136,7 @@ async def _read_packet(reader) -> bytes:  # noqa: ANN001
 
 class _QuietPayload(bytes):
     """A payload with a short repr. amqtt 0.12 builds a debug f-string of every broadcast, payload
-    included, even with debug logging off: the repr of a batch of 100s of KB was over half of the
+    included, even with debug logging off: the repr of a batch of 100s of KB is over half of the
     broker's CPU time under load (py-spy, bench/README.md)."""
 
     def __repr__(self) -> str:

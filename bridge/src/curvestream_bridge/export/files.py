@@ -4,8 +4,8 @@ Points go page by page into a table of an in-memory DuckDB database (the
 bridge depends on DuckDB for either store engine) that spills what exceeds
 ``MEMORY_MB`` to a temporary directory, so memory stays bounded whatever the
 series' length; then DuckDB's ``COPY`` writes the file there, which is sent in
-pieces and removed with the directory. (An in-memory table took 0.8 CPU s per
-10M points to fill where a DuckDB file took 1.7.)
+pieces and removed with the directory. (An in-memory table fills with about
+half the CPU of a DuckDB file: bench/README.md, ``history_read.py``.)
 
 Columns: ``key`` (VARCHAR; dictionary-encoded in Parquet), ``step`` and
 ``time_ns`` (BIGINT, the stored integers: nanoseconds since the epoch) and
