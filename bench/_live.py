@@ -41,7 +41,7 @@ class LiveListener(threading.Thread):
                     text = ws.recv(timeout=0.5)
                 except TimeoutError:
                     continue
-                except Exception:  # noqa: BLE001 - the bridge closed the socket: the figures so far stand
+                except Exception:
                     return
                 now_ms = time.time() * 1000
                 msg = json.loads(text)

@@ -21,7 +21,7 @@ class Sampler:
         exe = shutil.which("py-spy") or str(pathlib.Path(sys.executable).with_name("py-spy"))
         self.exe = exe
 
-    def __enter__(self) -> "Sampler":
+    def __enter__(self) -> Sampler:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         for name, pid in self.pids.items():
             self.procs[name] = subprocess.Popen(

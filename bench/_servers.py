@@ -7,4 +7,4 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
 
-from servers import Amqtt, BridgeProcess, Influxd, Mosquitto, free_port, wait_until  # noqa: E402,F401
+from servers import Amqtt, BridgeProcess, Influxd, Mosquitto, free_port, wait_until  # noqa: F401

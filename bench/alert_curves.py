@@ -33,12 +33,12 @@ import dataclasses
 import math
 import pathlib
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
-from alert_trainings import Regression, digits, sgd  # noqa: E402
+from alert_trainings import Regression, digits, sgd
 
 __all__ = ["Series", "Training", "demo_trainings", "numpy_trainings", "digits_trainings", "gpt2_trainings",
            "all_trainings"]

@@ -30,13 +30,12 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _servers import Amqtt, BridgeProcess, Mosquitto, free_port, wait_until  # noqa: E402
-from ingest_e2e import committed_rate  # noqa: E402
+from _servers import Amqtt, BridgeProcess, Mosquitto, free_port, wait_until
+from ingest_e2e import committed_rate
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
-from webhook_receiver import WebhookReceiver  # noqa: E402
-
-import curvestream  # noqa: E402
+import curvestream
+from webhook_receiver import WebhookReceiver
 
 KEYS = ["train/loss", "val/loss", "acc", "lr", "grad_norm", "epoch", "throughput", "gpu_mem"]
 

@@ -33,12 +33,11 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from alert_curves import Training, all_trainings, load, save  # noqa: E402
-from query_m4 import machine  # noqa: E402
-
-from curvestream_bridge.alerts.engine import AlertEngine  # noqa: E402
-from curvestream_bridge.alerts.rules import Rule, default_rules  # noqa: E402
-from curvestream_bridge.decode import DecodedBatch, ScalarColumn  # noqa: E402
+from alert_curves import Training, all_trainings, load, save
+from curvestream_bridge.alerts.engine import AlertEngine
+from curvestream_bridge.alerts.rules import Rule, default_rules
+from curvestream_bridge.decode import DecodedBatch, ScalarColumn
+from query_m4 import machine
 
 IMPROVING = 0.01
 """A plateau alert over a window in which the noise-free loss fell by more than this (relative) is false."""
@@ -118,7 +117,7 @@ def score(trainings: list[Training], rules: list[Rule]) -> dict[str, Score]:
     return scores
 
 
-def _plateau(t: Training, s, fired: list[Fired], sc: Score) -> None:  # noqa: ANN001
+def _plateau(t: Training, s, fired: list[Fired], sc: Score) -> None:
     for i, f in enumerate(fired):
         path = s.clean_between(f.from_step, f.to_step)
         fell = (path[0] - path.min()) / abs(path[0]) if path[0] else 0.0
@@ -138,7 +137,7 @@ def _plateau(t: Training, s, fired: list[Fired], sc: Score) -> None:  # noqa: AN
         sc.healthy_alerted += bool(fired)
 
 
-def _nonfinite(t: Training, s, fired: list[Fired], sc: Score) -> None:  # noqa: ANN001
+def _nonfinite(t: Training, s, fired: list[Fired], sc: Score) -> None:
     bad = np.flatnonzero(~np.isfinite(s.values))
     truth = int(s.steps[bad[0]]) if len(bad) else None
     for f in fired:
@@ -152,7 +151,7 @@ def _nonfinite(t: Training, s, fired: list[Fired], sc: Score) -> None:  # noqa: 
             sc.missed += 1
 
 
-def _spike(t: Training, s, fired: list[Fired], sc: Score) -> None:  # noqa: ANN001
+def _spike(t: Training, s, fired: list[Fired], sc: Score) -> None:
     for f in fired:
         if f.step != t.spike_at:
             sc.false += 1

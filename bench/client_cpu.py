@@ -29,8 +29,8 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _servers import BridgeProcess, Mosquitto  # noqa: E402
-from query_m4 import machine  # noqa: E402
+from _servers import BridgeProcess, Mosquitto
+from query_m4 import machine
 
 KEYS = ("loss", "acc")
 

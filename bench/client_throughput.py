@@ -21,9 +21,8 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _servers import BridgeProcess, Mosquitto  # noqa: E402
-
-import curvestream  # noqa: E402
+import curvestream
+from _servers import BridgeProcess, Mosquitto
 
 
 def rss_mb() -> float:

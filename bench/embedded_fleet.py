@@ -31,8 +31,8 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _servers import free_port, wait_until  # noqa: E402
-from query_m4 import machine  # noqa: E402
+from _servers import free_port, wait_until
+from query_m4 import machine
 
 TESTS = pathlib.Path(__file__).resolve().parent.parent / "tests"
 sys.path.insert(0, str(TESTS))
@@ -66,7 +66,7 @@ def connections(url: str, first: int, count: int) -> None:
         run = f"r{j}"
         will = run_pb2.RunStatus(version=1, state=run_pb2.RUN_STATE_LOST, session=session).SerializeToString()
 
-        def on_connect(client, userdata, flags, reason_code, properties, run=run, session=session):  # noqa: ANN001
+        def on_connect(client, userdata, flags, reason_code, properties, run=run, session=session):
             if reason_code.is_failure:
                 return
             producer = os.urandom(16)

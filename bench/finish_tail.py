@@ -21,13 +21,13 @@ import sys
 import tempfile
 import textwrap
 import time
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _servers import BridgeProcess, Influxd, Mosquitto, wait_until  # noqa: E402
-
-from helpers import get_json, metric_counts  # noqa: E402
+from _servers import BridgeProcess, Influxd, Mosquitto, wait_until
+from helpers import get_json, metric_counts
 
 T = TypeVar("T")
 

@@ -39,10 +39,10 @@ import urllib.request
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _live import LiveListener, rss_mb  # noqa: E402
-from _page import pct, prometheus  # noqa: E402
-from _servers import BridgeProcess, Influxd, Mosquitto  # noqa: E402
-from query_m4 import machine  # noqa: E402
+from _live import LiveListener, rss_mb
+from _page import pct, prometheus
+from _servers import BridgeProcess, Influxd, Mosquitto
+from query_m4 import machine
 
 HERE = pathlib.Path(__file__).resolve().parent
 PROJECT = "fleet"

@@ -28,9 +28,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
-from curvestream_wire.topics import Topics  # noqa: E402
-from curvestream_wire.v1 import batch_pb2, run_pb2  # noqa: E402
-from paced_trainer import value_at  # noqa: E402
+from curvestream_wire.topics import Topics
+from curvestream_wire.v1 import batch_pb2, run_pb2
+
+from paced_trainer import value_at
 
 KEYS = ("loss", "acc", "lr", "grad_norm", "tokens_per_s", "mem", "ppl", "step_time")
 

@@ -26,9 +26,9 @@ import urllib.request
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
 
-from _servers import BridgeProcess, Mosquitto, wait_until  # noqa: E402
-from disks import SmallDisk  # noqa: E402
-from trainers import TrainerThread  # noqa: E402
+from _servers import BridgeProcess, Mosquitto, wait_until
+from disks import SmallDisk
+from trainers import TrainerThread
 
 KEYS = ("loss", "acc", "lr")
 
@@ -61,7 +61,7 @@ def main() -> None:
                                parked_dir=str(disk.path / "parked"))
         bridge.start()
         try:
-            trainer = TrainerThread(args.steps, lambda i: {k: i * 0.5 for k in KEYS}, project="bench",
+            trainer = TrainerThread(args.steps, lambda i: dict.fromkeys(KEYS, i * 0.5), project="bench",
                                     run="full disk", mqtt_url=broker.url, bridge_url="",
                                     spool_dir=str(work / "spool"), finish_timeout_ms=1_800_000)
             trainer.start()

@@ -31,16 +31,15 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests" / "grafana"))
 
-import httpx  # noqa: E402
+import httpx
 
-from grafana_kit import influxql_macros, interpolate_variables, panel_interval_ms, query_library  # noqa: E402
-from query_m4 import T0, SnapshottingInfluxd, count, machine, rounds  # noqa: E402
-from series_influx import cpu_s  # noqa: E402
+from curvestream_wire.v1 import run_pb2
 
-from curvestream_wire.v1 import run_pb2  # noqa: E402
-
-import curvestream_bridge.store.influx.store as influx_store  # noqa: E402
-from curvestream_bridge.store.influx.lineproto import stored_tag  # noqa: E402
+import curvestream_bridge.store.influx.store as influx_store
+from curvestream_bridge.store.influx.lineproto import stored_tag
+from grafana_kit import influxql_macros, interpolate_variables, panel_interval_ms, query_library
+from query_m4 import T0, SnapshottingInfluxd, count, machine, rounds
+from series_influx import cpu_s
 
 PROJECT, GROUP, KEY = "bench", "sweep", "loss"
 

@@ -26,16 +26,16 @@ import statistics
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _servers import BridgeProcess  # noqa: E402
-from ingest_e2e import cpu_seconds  # noqa: E402
-from page_overlay_10x10m import PROJECT, overlay_path, run_names, write_runs  # noqa: E402
-from query_m4 import machine  # noqa: E402
-
-import curvestream  # noqa: E402
+import curvestream
+from _servers import BridgeProcess
+from ingest_e2e import cpu_seconds
+from page_overlay_10x10m import PROJECT, overlay_path, run_names, write_runs
+from query_m4 import machine
 
 
 def measure(label: str, read: Callable[[], Any], points: int, bridge_pid: int, repeat: int) -> None:

@@ -23,8 +23,9 @@ import struct
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from _servers import BridgeProcess, Mosquitto
 

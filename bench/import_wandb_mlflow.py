@@ -25,12 +25,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from import_tensorboard import through_bridge  # noqa: E402
-from query_m4 import machine  # noqa: E402
+from import_tensorboard import through_bridge
+from query_m4 import machine
 
 WANDB_WRITER = r'''
 import sys, wandb

@@ -23,20 +23,18 @@ import concurrent.futures
 import gzip
 import os
 import pathlib
+import statistics
 import sys
 import tempfile
 import time
-
-import statistics
 
 import httpx
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _pyspy import Sampler  # noqa: E402
-from _servers import Amqtt, BridgeProcess, Influxd, Mosquitto, wait_until  # noqa: E402
-
-import curvestream  # noqa: E402
+import curvestream
+from _pyspy import Sampler
+from _servers import Amqtt, BridgeProcess, Influxd, Mosquitto, wait_until
 
 KEYS = 8
 

@@ -18,11 +18,10 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from query_m4 import count, machine  # noqa: E402
-
-from curvestream_bridge.store.m4.kernel import m4_indices  # noqa: E402
+from curvestream_bridge.store.m4.kernel import m4_indices
+from query_m4 import count, machine
 
 
 def main() -> None:

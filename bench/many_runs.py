@@ -32,10 +32,10 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _live import LiveListener, rss_mb  # noqa: E402
-from _page import pct  # noqa: E402
-from _servers import BridgeProcess, Influxd, Mosquitto  # noqa: E402
-from query_m4 import machine  # noqa: E402
+from _live import LiveListener, rss_mb
+from _page import pct
+from _servers import BridgeProcess, Influxd, Mosquitto
+from query_m4 import machine
 
 TESTS = pathlib.Path(__file__).resolve().parent.parent / "tests"
 sys.path.insert(0, str(TESTS))

@@ -15,19 +15,18 @@ import argparse
 import pathlib
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from query_m4 import machine  # noqa: E402
-
-from curvestream_bridge.metrics import (  # noqa: E402
+from curvestream_bridge.metrics import (
     BATCHES_INGESTED,
     INGEST_LAG,
     POINTS_INGESTED,
     STORE_WRITE_SECONDS,
     Metrics,
 )
+from query_m4 import machine
 
 BRIDGE_US_PER_POINT = 1.26  # the bridge's CPU s per 1M points end to end, DuckDB (bench/README.md, ingest_e2e.py)
 

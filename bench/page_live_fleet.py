@@ -35,8 +35,8 @@ from urllib.parse import quote
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _page import chromium, get_json, latency_row, machine, page_url, painted, recorded, recorded_page  # noqa: E402
-from _servers import BridgeProcess, Mosquitto, wait_until  # noqa: E402
+from _page import chromium, get_json, latency_row, machine, page_url, painted, recorded, recorded_page
+from _servers import BridgeProcess, Mosquitto, wait_until
 
 PROJECT = "fleet"
 KEY = "latency"

@@ -35,9 +35,8 @@ from urllib.parse import quote
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _page import (chromium, get_json, latency_row, machine, page_url, painted, prometheus,  # noqa: E402
-                   recorded, recorded_page)
-from _servers import BridgeProcess, Mosquitto, wait_until  # noqa: E402
+from _page import chromium, get_json, latency_row, machine, page_url, painted, prometheus, recorded, recorded_page
+from _servers import BridgeProcess, Mosquitto, wait_until
 
 PROJECT = "bench"
 KEY = "latency"

@@ -39,11 +39,10 @@ import psutil
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _page import chromium, machine, med, page_url, pct, recorded, recorded_page  # noqa: E402
-from _servers import BridgeProcess  # noqa: E402
-
-from curvestream_bridge.decode import DecodedBatch, ScalarColumn  # noqa: E402
-from curvestream_bridge.store import open_store  # noqa: E402
+from _page import chromium, machine, med, page_url, pct, recorded, recorded_page
+from _servers import BridgeProcess
+from curvestream_bridge.decode import DecodedBatch, ScalarColumn
+from curvestream_bridge.store import open_store
 
 PROJECT, RUN = "keys", "wide"
 T0 = 1_700_000_000_000_000_000

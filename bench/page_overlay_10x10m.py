@@ -45,11 +45,10 @@ from typing import Any
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _page import chromium, get_json, machine, med, page_url, recorded, recorded_page, resource_timings  # noqa: E402
-from _servers import BridgeProcess  # noqa: E402
-from query_m4 import count, rounds  # noqa: E402
-
-from curvestream_bridge.store import open_store  # noqa: E402
+from _page import chromium, get_json, machine, med, page_url, recorded, recorded_page, resource_timings
+from _servers import BridgeProcess
+from curvestream_bridge.store import open_store
+from query_m4 import count, rounds
 
 PROJECT = "bench"
 KEY = "loss"

@@ -38,10 +38,10 @@ import httpx
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _page import chromium, machine, med, recorded_page, resource_timings  # noqa: E402
-from _servers import BridgeProcess  # noqa: E402
+from curvestream_wire.v1 import batch_pb2, run_pb2
 
-from curvestream_wire.v1 import batch_pb2, run_pb2  # noqa: E402
+from _page import chromium, machine, med, recorded_page, resource_timings
+from _servers import BridgeProcess
 
 PROJECT = "table"
 T0 = 1_700_000_000_000_000_000

@@ -37,7 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import numpy as np
@@ -45,12 +46,11 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "grafana"))
 
-from _servers import Influxd  # noqa: E402
-from grafana_kit import influxql_macros, interpolate_variables, panel_interval_ms, query_library  # noqa: E402
-
-from curvestream_bridge.decode import DecodedBatch, ScalarColumn  # noqa: E402
-from curvestream_bridge.store import open_store  # noqa: E402
-from curvestream_bridge.store.base import SeriesQuery  # noqa: E402
+from _servers import Influxd
+from curvestream_bridge.decode import DecodedBatch, ScalarColumn
+from curvestream_bridge.store import open_store
+from curvestream_bridge.store.base import SeriesQuery
+from grafana_kit import influxql_macros, interpolate_variables, panel_interval_ms, query_library
 
 T0 = 1_700_000_000_000_000_000
 BATCH = 10_000

@@ -22,13 +22,12 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs  # noqa: E402
-from query_m4 import count, machine  # noqa: E402
-
-from curvestream_bridge.store.base import SeriesQuery  # noqa: E402
-from curvestream_bridge.store.duckdb import many as duck_many  # noqa: E402
-from curvestream_bridge.store.duckdb import points as duck_points  # noqa: E402
-from curvestream_bridge.store.duckdb.store import DuckDBStore  # noqa: E402
+from curvestream_bridge.store.base import SeriesQuery
+from curvestream_bridge.store.duckdb import many as duck_many
+from curvestream_bridge.store.duckdb import points as duck_points
+from curvestream_bridge.store.duckdb.store import DuckDBStore
+from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs
+from query_m4 import count, machine
 
 DEPTHS = (60, 117, 170, 250, 500)
 

@@ -21,11 +21,10 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs  # noqa: E402
-from query_m4 import count  # noqa: E402
-
-from curvestream_bridge.store import open_store  # noqa: E402
-from curvestream_bridge.store.base import SeriesQuery  # noqa: E402
+from curvestream_bridge.store import open_store
+from curvestream_bridge.store.base import SeriesQuery
+from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs
+from query_m4 import count
 
 ZOOMS = (1.0, 0.1, 0.01, 0.001)
 

@@ -32,18 +32,18 @@ import shutil
 import statistics
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-import httpx  # noqa: E402
+import httpx
 
-from _page import prometheus  # noqa: E402
-from _servers import BridgeProcess  # noqa: E402
-from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs  # noqa: E402
-from query_m4 import count, machine  # noqa: E402
-
-from curvestream_bridge import series_binary  # noqa: E402
+from _page import prometheus
+from _servers import BridgeProcess
+from curvestream_bridge import series_binary
+from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs
+from query_m4 import count, machine
 
 ZOOMS = (1.0, 0.1, 0.01, 0.001)
 BINARY = {"Accept": series_binary.MEDIA_TYPE}

@@ -35,17 +35,17 @@ import statistics
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-import httpx  # noqa: E402
+import httpx
 
-from _servers import BridgeProcess  # noqa: E402
-from query_m4 import SnapshottingInfluxd, count, machine, rounds  # noqa: E402
-
-from curvestream_bridge import series_binary  # noqa: E402
-from curvestream_bridge.store import open_store  # noqa: E402
+from _servers import BridgeProcess
+from curvestream_bridge import series_binary
+from curvestream_bridge.store import open_store
+from query_m4 import SnapshottingInfluxd, count, machine, rounds
 
 ZOOMS = (1.0, 0.1, 0.01, 0.001)
 BINARY = {"Accept": series_binary.MEDIA_TYPE}

@@ -24,18 +24,18 @@ import pathlib
 import statistics
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs  # noqa: E402
-from query_m4 import count, machine  # noqa: E402
-
-from curvestream_bridge.store.base import SeriesQuery  # noqa: E402
-from curvestream_bridge.store.duckdb import points as duck_points  # noqa: E402
-from curvestream_bridge.store.duckdb.store import DuckDBStore  # noqa: E402
-from curvestream_bridge.store.m4 import query as m4_query  # noqa: E402
-from curvestream_bridge.store.m4.fold import Folded  # noqa: E402
+from curvestream_bridge.store.base import SeriesQuery
+from curvestream_bridge.store.duckdb import points as duck_points
+from curvestream_bridge.store.duckdb.store import DuckDBStore
+from curvestream_bridge.store.m4 import query as m4_query
+from curvestream_bridge.store.m4.fold import Folded
+from page_overlay_10x10m import KEY, PROJECT, overlay_path, run_names, write_runs
+from query_m4 import count, machine
 
 PHASES = [  # (module, function, the name printed)
     (m4_query, "frame", "frame"), (m4_query, "column_intervals", "column_intervals"),

@@ -27,9 +27,9 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _page import prometheus  # noqa: E402
-from _servers import BridgeProcess, Influxd, Mosquitto  # noqa: E402
-from query_m4 import machine  # noqa: E402
+from _page import prometheus
+from _servers import BridgeProcess, Influxd, Mosquitto
+from query_m4 import machine
 
 TESTS = pathlib.Path(__file__).resolve().parent.parent / "tests"
 KEYS = 2

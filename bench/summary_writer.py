@@ -21,7 +21,7 @@ import time
 from log_latency import measure, pct
 
 
-def _bench(name: str, make, calls: int, **kwargs) -> str:  # noqa: ANN001
+def _bench(name: str, make, calls: int, **kwargs) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         writer = make(os.path.join(tmp, "runs", "bench"))
         gc.collect()
@@ -46,7 +46,7 @@ def main() -> None:
           f"{platform.machine()}, load average {os.getloadavg()[0]:.2f}")
     print(f"# reproduce: {sys.executable} bench/summary_writer.py --calls {n}")
     with tempfile.TemporaryDirectory() as spool:
-        def ours(log_dir: str, **extra) -> SummaryWriter:  # noqa: ANN003
+        def ours(log_dir: str, **extra) -> SummaryWriter:
             return SummaryWriter(log_dir, mode="offline", spool_dir=spool, spool_max_bytes=8 * 1024**3, **extra)
 
         rows = [

@@ -7,7 +7,7 @@ misclassified image stands out)."""
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 

@@ -8,7 +8,8 @@ import contextlib
 import itertools
 import urllib.parse
 import warnings
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from starlette.exceptions import StarletteDeprecationWarning
 

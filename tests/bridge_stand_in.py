@@ -31,7 +31,7 @@ class _Script(http.server.BaseHTTPRequestHandler):
         if drop:
             self.close_connection = True  # no "Connection: close": the client believes it still open
 
-    do_POST = do_GET = _answer  # noqa: N815 - http.server's names
+    do_POST = do_GET = _answer
 
     def log_message(self, *args: object) -> None:
         pass

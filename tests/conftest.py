@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import settings as hypothesis_settings
-
 
 from servers import Amqtt, BridgeProcess, Influxd, Mosquitto
 

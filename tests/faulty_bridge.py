@@ -13,10 +13,10 @@ import builtins
 import json
 import os
 import pathlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from curvestream_bridge.store import Store
-
 from wrapped_bridge import run_over
 
 

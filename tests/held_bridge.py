@@ -15,12 +15,13 @@ import os
 import pathlib
 import sys
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from curvestream_bridge.store import Store
-
 from servers import BridgeProcess
 from wrapped_bridge import run_over
+
 
 class HeldStore:
     def __init__(self, inner: Store, gate: pathlib.Path, state: pathlib.Path) -> None:

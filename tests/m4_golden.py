@@ -118,7 +118,7 @@ def _wall(i: int) -> int:
 def _nonfinite() -> list[tuple[int, int, float]]:
     special = {0: math.nan, 3: math.inf, 4: math.inf, 40: -math.inf, 41: math.nan, 42: math.nan, 79: math.nan,
                100: 1000.0, 101: -1000.0, 120: math.inf, 121: -math.inf, 159: math.inf}
-    special.update({i: math.nan for i in range(80, 86)})  # a column of NaN alone at some widths
+    special.update(dict.fromkeys(range(80, 86), math.nan))  # a column of NaN alone at some widths
     return [(i, _wall(i), special.get(i, round(10 * math.sin(i / 7) + 0.3 * (i % 5), 3))) for i in range(160)]
 
 
@@ -148,7 +148,7 @@ CASES: dict[str, tuple[str, Any]] = {
                    _resumed),
     "equal_x": ("30 points at step 10 (equal x on the step axis) among single steps", _one_step),
     "one_point": ("a single point", lambda: [(7, _wall(7), 3.5)]),
-    "empty": ("no point at all", lambda: []),
+    "empty": ("no point at all", list),
 }
 
 

@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 __all__ = ["free_port", "ServerProcess", "Mosquitto", "Influxd", "Amqtt", "BridgeProcess", "wait_until"]
 
@@ -37,7 +37,7 @@ def wait_until(predicate: Callable[[], bool], timeout: float, what: str, interva
         try:
             if predicate():
                 return
-        except Exception:  # noqa: BLE001 - not yet
+        except Exception:
             pass
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
@@ -83,7 +83,7 @@ class ServerProcess:
     def log_path(self) -> pathlib.Path:
         return self.workdir / f"{self.name}.log"
 
-    def start(self, timeout: float = 30.0) -> "ServerProcess":
+    def start(self, timeout: float = 30.0) -> ServerProcess:
         self.starts += 1
         self._log_fh = open(self.log_path, "ab")
         self._log_fh.write(f"\n=== start #{self.starts} ===\n".encode())

@@ -32,7 +32,7 @@ def read_run(path: str) -> dict[str, Any]:
         elif plugin == "scalars":
             out["scalars"][tag] = [(e.step, e.wall_time, float(tensor_util.make_ndarray(e.tensor_proto)))
                                    for e in events]
-    for content in acc._plugin_to_tag_to_content.get("hparams", {}).values():  # noqa: SLF001
+    for content in acc._plugin_to_tag_to_content.get("hparams", {}).values():
         data = plugin_data_pb2.HParamsPluginData.FromString(content)
         if data.HasField("session_start_info"):
             for name, value in data.session_start_info.hparams.items():

@@ -6,9 +6,8 @@ the chart's TypeScript imports."""
 from __future__ import annotations
 
 import functools
-import pathlib
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from test_import_graph import ROOT, import_graph
 

@@ -9,9 +9,10 @@ import pkgutil
 
 import pytest
 
+import curvestream_wire
+
 import curvestream
 import curvestream_bridge
-import curvestream_wire
 
 
 def _modules() -> list[str]:

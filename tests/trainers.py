@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import curvestream
 
@@ -37,7 +37,7 @@ class TrainerThread(threading.Thread):
                         time.sleep(self.pause_s)
                 self.logged = self.n
             self.report = run.finish()
-        except BaseException as exc:  # noqa: BLE001 - re-raised by done()
+        except BaseException as exc:
             self.error = exc
 
     def done(self, timeout: float = 240) -> None:

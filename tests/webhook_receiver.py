@@ -23,11 +23,11 @@ class WebhookReceiver:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/hook"
 
-    def start(self) -> "WebhookReceiver":
+    def start(self) -> WebhookReceiver:
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with receiver._lock:
                     receiver.bodies.append(body)

@@ -5,7 +5,8 @@ store's behaviour is the bridge users run."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from curvestream_bridge.service import run_bridge
 from curvestream_bridge.settings import BridgeSettings

@@ -7,15 +7,16 @@ from __future__ import annotations
 import json
 import math
 import urllib.parse
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
+
+from curvestream_wire.v1 import batch_pb2, run_pb2
 
 from bridge_client import AppClient, served_bridge
 from curvestream_bridge.metrics import REJECTED
 from curvestream_bridge.service import Bridge
 from curvestream_bridge.settings import BridgeSettings
-from curvestream_wire.v1 import batch_pb2, run_pb2
 
 READ, WRITE = "read-secret", "write-secret"
 R = {"Authorization": f"Bearer {READ}"}

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, TypeAdapter
 
+from curvestream_wire.v1 import batch_pb2, run_pb2
+
 from bridge_client import AppClient, engine_store_url, q, served_bridge
 from curvestream_bridge import series_binary
 from curvestream_bridge.api import models
-from curvestream_wire.v1 import batch_pb2, run_pb2
 
 READ, WRITE = "read-secret", "write-secret"
 R = {"Authorization": f"Bearer {READ}"}

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
+
+from curvestream_wire.v1 import run_pb2
 
 from bridge_client import AppClient, q, served_engine
 from curvestream_bridge.api.models import ApiGroups, ApiGroupsTable
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store.m4.kernel import pixel_columns
-from curvestream_wire.v1 import run_pb2
 
 T0 = 1_700_000_000_000_000_000
 KEY = "val/loss"

@@ -6,16 +6,18 @@ key names the runs that logged it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from fnmatch import fnmatchcase
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
 
+from curvestream_wire.v1 import batch_pb2
+
 from bridge_client import AppClient, q, served_bridge, served_engine
 from curvestream_bridge.api.models import ApiKeys
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
-from curvestream_wire.v1 import batch_pb2
 
 T0 = 1_700_000_000_000_000_000
 LAYERS = 12

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pathlib
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -15,7 +15,7 @@ import pytest
 from bridge_client import AppClient, q, served_engine
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "store"))
-from test_store_support import batches, curve, write_all  # noqa: E402
+from test_store_support import batches, curve, write_all
 
 # (project, run, keys): runs sharing a key, runs with keys of their own, hostile names
 RUNS = [("vision", "long", ["loss", "acc"]),

@@ -5,12 +5,13 @@ and on real InfluxDB 1.6.7, through starlette's TestClient."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
-from bridge_client import AppClient, engine_store_url, served_bridge
 from curvestream_wire.v1 import batch_pb2, run_pb2
+
+from bridge_client import AppClient, engine_store_url, served_bridge
 
 READ = "read-secret"
 R = {"Authorization": f"Bearer {READ}"}

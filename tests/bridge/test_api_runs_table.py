@@ -7,15 +7,17 @@ answers every run as before."""
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
 
+from curvestream_wire.v1 import run_pb2
+
 from bridge_client import AppClient, q, served_engine
 from curvestream_bridge.api.models import ApiRunsTable
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
-from curvestream_wire.v1 import run_pb2
 
 T0 = 1_700_000_000_000_000_000
 LRS = [0.1, 1e-05, 1.0, 0.001]  # 1e-05 and 1.0: texts JavaScript writes as 0.00001 and 1

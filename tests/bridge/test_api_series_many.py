@@ -8,9 +8,10 @@ endpoints decodes to exactly the JSON answer's numbers."""
 from __future__ import annotations
 
 import math
-import sys
 import pathlib
-from typing import Any, Iterator
+import sys
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from bridge_client import AppClient, q, served_engine
 from curvestream_bridge import series_binary
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "store"))
-from test_store_support import batches, curve, write_all  # noqa: E402
+from test_store_support import batches, curve, write_all
 
 KEYS = ["loss", 'grad/norm "clipped", a=b ü']
 # (project, run, points per key): two long runs (rollups, M4), one too short for rollups, one with hostile names

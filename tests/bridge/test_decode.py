@@ -7,8 +7,9 @@ import math
 
 import pytest
 
-from curvestream_bridge.decode import Rejected, decode_batch, decode_meta, decode_status
 from curvestream_wire.v1 import batch_pb2, run_pb2
+
+from curvestream_bridge.decode import Rejected, decode_batch, decode_meta, decode_status
 
 PID = b"\x07" * 16
 MAX_BYTES = 1 << 20

@@ -10,8 +10,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from curvestream_bridge.decode import DecodedBatch, Rejected, decode_batch, decode_meta, decode_status
 from curvestream_wire.v1 import batch_pb2
+
+from curvestream_bridge.decode import DecodedBatch, Rejected, decode_batch, decode_meta, decode_status
 
 MAX_BYTES, MAX_POINTS = 1 << 20, 50_000
 int64 = st.integers(-(2**63), 2**63 - 1)

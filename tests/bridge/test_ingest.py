@@ -8,9 +8,10 @@ import math
 import pytest
 
 from curvestream_wire.v1 import batch_pb2, run_pb2
+
 from curvestream_bridge.decode import Rejected
 from curvestream_bridge.ingest import Ingest, IngestListener, Kind, Message
-from curvestream_bridge.metrics import BATCHES_DUPLICATE, Metrics, REJECTED, STORE_ERRORS
+from curvestream_bridge.metrics import BATCHES_DUPLICATE, REJECTED, STORE_ERRORS, Metrics
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.base import SeriesQuery, StoreRejected, StoreUnavailable
 from curvestream_bridge.store.duckdb.store import DuckDBStore
@@ -33,16 +34,16 @@ class Heard(IngestListener):
     def __init__(self) -> None:
         self.events: list[tuple[str, object]] = []
 
-    def decoded(self, batches) -> None:  # noqa: ANN001
+    def decoded(self, batches) -> None:
         self.events.append(("decoded", [b.seq for b in batches]))
 
-    def stored(self, batches) -> None:  # noqa: ANN001
+    def stored(self, batches) -> None:
         self.events.append(("stored", [b.seq for b in batches]))
 
-    def evaluate(self, batches) -> None:  # noqa: ANN001
+    def evaluate(self, batches) -> None:
         self.events.append(("evaluate", [b.seq for b in batches]))
 
-    def status(self, status) -> None:  # noqa: ANN001
+    def status(self, status) -> None:
         self.events.append(("status", run_pb2.RunState.Name(status.state)))
 
     def of(self, *kinds: str) -> list[tuple[str, object]]:
@@ -160,7 +161,7 @@ class FlakyStore(DuckDBStore):
         super().__init__(path)
         self.failures = failures
 
-    def write(self, batches):  # noqa: ANN001
+    def write(self, batches):
         if self.failures:
             self.failures -= 1
             raise StoreUnavailable("down for a moment", retry_after_s=0.01)
@@ -176,7 +177,7 @@ def test_a_store_outage_delays_the_ack_until_the_write_succeeds(tmp_path):
 
 
 class RefusingStore(DuckDBStore):
-    def write(self, batches):  # noqa: ANN001
+    def write(self, batches):
         if any(b.seq == 2 for b in batches):
             raise StoreRejected("field type conflict")
         return super().write(batches)

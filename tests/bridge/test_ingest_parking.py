@@ -7,13 +7,13 @@ from __future__ import annotations
 import threading
 
 import pytest
+from test_ingest import PID, Harness, _ranges, batch
 
 from curvestream_bridge.ingest import Kind, Message
 from curvestream_bridge.metrics import BATCHES_PARKED, PARK_ERRORS, REJECTED, STORE_UNEXPECTED_ERRORS
 from curvestream_bridge.replay import replay_parked
 from curvestream_bridge.store.duckdb import DuckDBStore
 from servers import wait_until
-from test_ingest import PID, Harness, _ranges, batch
 
 
 class BuggyStore(DuckDBStore):
@@ -25,7 +25,7 @@ class BuggyStore(DuckDBStore):
         self.failures = failures
         self.calls = 0
 
-    def write(self, batches):  # noqa: ANN001
+    def write(self, batches):
         self.calls += 1
         if self.failures and (self.poison is None or any(b.seq in self.poison for b in batches)):
             self.failures -= 1
@@ -124,7 +124,7 @@ def test_the_alarm_is_up_while_the_writer_retries_an_unexpected_error(buggy):
     seen = []
     real_write = h.store.write
 
-    def watching(batches):  # noqa: ANN001
+    def watching(batches):
         seen.append(h.ingest.unexpected_error)
         return real_write(batches)
 
@@ -196,10 +196,10 @@ def test_parking_is_safe_from_several_threads(tmp_path):
 
 
 class UnreadableRangesStore(DuckDBStore):
-    def stored_ranges(self, producer_id):  # noqa: ANN001
+    def stored_ranges(self, producer_id):
         raise KeyError("a bug reading the stored batches")
 
-    def stored_ranges_many(self, producer_ids):  # noqa: ANN001
+    def stored_ranges_many(self, producer_ids):
         raise KeyError("a bug reading the stored batches")
 
 

@@ -14,8 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from curvestream_bridge.store.influx.http import InfluxHTTP
-from curvestream_bridge.store.influx.lineproto import (decode_tag, encode_tag, influxql_ident, influxql_string,
-                                                       stored_tag, string_field)
+from curvestream_bridge.store.influx.lineproto import (
+    decode_tag,
+    encode_tag,
+    influxql_ident,
+    influxql_string,
+    stored_tag,
+    string_field,
+)
 
 special = st.sampled_from(list(",= \"'\\\n\r\t%#/{}|;\x7f\x01") + ["\\\\", "%25", "%0A", "\\ ", "😀", "\u2028", "'; DROP"])
 hostile_text = st.lists(st.one_of(special, st.characters(exclude_categories=("Cs",))), min_size=1, max_size=40).map("".join)

@@ -11,15 +11,17 @@ import asyncio
 import json
 import threading
 import urllib.parse
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
+from curvestream_wire.v1 import batch_pb2, run_pb2
+
 from bridge_client import served_bridge
 from curvestream_bridge.decode import DecodedBatch, decode_batch
 from curvestream_bridge.live import MAX_POINTS_PER_SERIES_FRAME, MAX_TEXTS_PER_RUN_FRAME, LiveHub
-from curvestream_wire.v1 import batch_pb2, run_pb2
 
 T0 = 1_700_000_000_000_000_000
 _seq = iter(range(1, 1_000_000))

@@ -10,14 +10,15 @@ import os
 import pathlib
 import re
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
+
+from curvestream_wire.v1 import batch_pb2
 
 from bridge_client import served_bridge
 from curvestream_bridge import metrics
 from curvestream_bridge.metrics import DECLARED, REJECTED, STORE_WRITE_SECONDS, Metrics, counter
-from curvestream_wire.v1 import batch_pb2
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "bridge" / "src" / "curvestream_bridge"]

@@ -8,10 +8,11 @@ import os
 import subprocess
 import sys
 
+from test_ingest import PID, batch
+
 from curvestream_bridge.parked import ParkedBatches
 from curvestream_bridge.store.base import SeriesQuery
 from curvestream_bridge.store.duckdb import DuckDBStore
-from test_ingest import PID, batch
 
 
 def test_an_offline_replay_stores_the_parked_batches_once_and_empties_the_parked_set(tmp_path):

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 
+from test_ingest import batch
+
 from curvestream_wire.v1 import run_pb2
+
 from curvestream_bridge.ingest import Ingest, IngestListener, Kind, Message
 from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.duckdb.store import DuckDBStore
-
-from test_ingest import batch
 
 
 class Statuses(IngestListener):
@@ -20,7 +21,7 @@ class Statuses(IngestListener):
     def __init__(self, heard: list[str]) -> None:
         self.heard = heard
 
-    def status(self, status) -> None:  # noqa: ANN001
+    def status(self, status) -> None:
         self.heard.append(f"{status.run}:{run_pb2.RunState.Name(status.state)}")
 
 

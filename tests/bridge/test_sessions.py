@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from curvestream_bridge.sessions import SessionRuns
 from curvestream_wire.v1 import run_pb2
+
+from curvestream_bridge.sessions import SessionRuns
 
 RUNNING, LOST, FINISHED = run_pb2.RUN_STATE_RUNNING, run_pb2.RUN_STATE_LOST, run_pb2.RUN_STATE_FINISHED
 

@@ -8,7 +8,8 @@ import contextlib
 import json
 import re
 import urllib.parse
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import curvestream
 from helpers import get_json, run_path

@@ -7,10 +7,9 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.request
 
 from servers import free_port, wait_until
-
-import urllib.request
 
 
 def _alive(url: str) -> bool:

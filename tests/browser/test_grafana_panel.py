@@ -16,7 +16,8 @@ import re
 import shutil
 import subprocess
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -73,7 +74,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 

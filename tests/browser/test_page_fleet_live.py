@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from curvestream_wire.v1 import batch_pb2, run_pb2
+
 from fleet_store import T0
 from page_helpers import drawn_series, open_page, page_context, wait_chart
 from servers import wait_until

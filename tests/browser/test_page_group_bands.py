@@ -11,10 +11,11 @@ import urllib.parse
 
 import numpy as np
 
+from curvestream_wire.v1 import run_pb2
+
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store import open_store
 from curvestream_bridge.store.m4.kernel import pixel_columns
-from curvestream_wire.v1 import run_pb2
 from fleet_store import T0
 from page_helpers import open_page, plot_center
 from servers import wait_until

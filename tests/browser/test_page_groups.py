@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import math
 
-from page_helpers import chart, drawn_series, duckdb_bridge, hover_tooltip, open_page, start_run, wait_chart, wait_stored
+from page_helpers import (
+    chart,
+    drawn_series,
+    duckdb_bridge,
+    hover_tooltip,
+    open_page,
+    start_run,
+    wait_chart,
+    wait_stored,
+)
 from servers import wait_until
 
 KEY = "val/loss"

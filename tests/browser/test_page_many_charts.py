@@ -25,7 +25,7 @@ def test_live_frames_redraw_only_the_charts_on_screen_and_the_others_catch_up_wh
     try:
         for i in range(FIRST):
             run.log({k: float(i * (j + 1)) for j, k in enumerate(KEYS)}, step=i)
-        wait_stored(bridge, "many", "twelve", {k: FIRST for k in KEYS})
+        wait_stored(bridge, "many", "twelve", dict.fromkeys(KEYS, FIRST))
         open_page(page, bridge, runs=(("many", "twelve"),))
         top, bottom = KEYS[0], KEYS[-1]
         wait_chart(page, top, lambda c: c["series"][0]["points"] == FIRST, "the top chart")
@@ -46,7 +46,7 @@ def test_live_frames_redraw_only_the_charts_on_screen_and_the_others_catch_up_wh
         trainer.start()
         wait_chart(page, top, lambda c: c["series"][0]["points"] == TOTAL, "live points in the top chart")
         trainer.join(30)
-        wait_stored(bridge, "many", "twelve", {k: TOTAL for k in KEYS})
+        wait_stored(bridge, "many", "twelve", dict.fromkeys(KEYS, TOTAL))
         page.screenshot(path=str(output_dir / "page-many-charts-top.png"))
 
         after = {k: chart(page, k)["renders"] for k in KEYS}

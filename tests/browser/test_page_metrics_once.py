@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pathlib
 import urllib.parse
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest

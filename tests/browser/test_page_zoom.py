@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextlib
 import pathlib
 import urllib.parse
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest

@@ -5,10 +5,11 @@ from __future__ import annotations
 import itertools
 import math
 
+from curvestream_wire.v1 import batch_pb2, run_pb2
+
 from curvestream.buckets import Buckets
 from curvestream.encode import WIRE_VERSION, BatchBuilder
 from curvestream.values import HistogramItem, TextItem
-from curvestream_wire.v1 import batch_pb2, run_pb2
 
 PID = bytes(range(16))
 

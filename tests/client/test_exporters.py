@@ -4,14 +4,15 @@ The HTTP exporter talks to a real local HTTP server that answers as told."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
-from bridge_stand_in import BridgeStandIn
-from curvestream.http_fallback import BridgeHttp
-from curvestream.exporters import ExportResult, HttpExporter, MqttExporter
 from curvestream_wire.v1 import run_pb2
+
+from bridge_stand_in import BridgeStandIn
+from curvestream.exporters import ExportResult, HttpExporter, MqttExporter
+from curvestream.http_fallback import BridgeHttp
 
 
 @pytest.fixture

@@ -9,6 +9,8 @@ import threading
 
 import pytest
 
+from curvestream_wire.v1 import run_pb2
+
 from curvestream.encode import BatchBuilder
 from curvestream.factory import start_run
 from curvestream.recorder import FlushMode, Recorder
@@ -16,7 +18,6 @@ from curvestream.run import Run
 from curvestream.session import Session
 from curvestream.settings import Settings
 from curvestream.spool import Spool, list_producers
-from curvestream_wire.v1 import run_pb2
 
 
 def _closed_port() -> int:

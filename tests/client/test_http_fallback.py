@@ -5,13 +5,14 @@ in test_exporters.py.)"""
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
+from curvestream_wire.v1 import run_pb2
+
 from bridge_stand_in import BridgeStandIn
 from curvestream.http_fallback import BridgeHttp, Permanent, Retryable
-from curvestream_wire.v1 import run_pb2
 
 
 @pytest.fixture

@@ -9,13 +9,14 @@ import re
 
 import pytest
 
+from curvestream_wire.v1 import batch_pb2, run_pb2
+
 import curvestream
 from curvestream import notices
 from curvestream.factory import start_run
 from curvestream.identity import Identity, resolve
 from curvestream.settings import Settings, default_spool_dir
 from curvestream.spool import Spool, list_producers
-from curvestream_wire.v1 import batch_pb2, run_pb2
 
 NOBODY = "http://127.0.0.1:1"  # nothing listens
 

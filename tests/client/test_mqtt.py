@@ -7,14 +7,15 @@ import os
 import socket
 import threading
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
-from curvestream.mqtt import MqttLink, client_id_for
-from curvestream.settings import Settings
 from curvestream_wire.topics import Topics
 from curvestream_wire.v1 import run_pb2
+
+from curvestream.mqtt import MqttLink, client_id_for
+from curvestream.settings import Settings
 from servers import Mosquitto, wait_until
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from curvestream_wire.names import decode_segment, encode_segment, validate_key, validate_name
 from curvestream_wire.topics import Topics
+
 from curvestream.settings import Settings
 
 HOSTILE = ["a/b", "x+y#z", "100%", "line\nbreak", "tab\tand\x7f", "'; DROP", '") |> drop(', "ü" * 1000, "sp ace,=\""]

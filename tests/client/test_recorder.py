@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import threading
 
+from curvestream_wire.v1 import batch_pb2
+
 from curvestream.encode import BatchBuilder
 from curvestream.recorder import FlushMode, Recorder
 from curvestream.settings import Settings
 from curvestream.spool import Spool
-from curvestream_wire.v1 import batch_pb2
 
 PID = bytes(range(16))
 

@@ -16,9 +16,10 @@ import numpy as np
 import pydantic
 import pytest
 
+from curvestream_wire.v1 import batch_pb2, run_pb2
+
 import curvestream
 from curvestream.spool import Spool, list_producers
-from curvestream_wire.v1 import batch_pb2, run_pb2
 
 
 def _spooled_batches(spool_dir: pathlib.Path) -> list[batch_pb2.Batch]:

@@ -8,10 +8,11 @@ import os
 import subprocess
 import sys
 
+from test_run import _points, _spooled_batches
+
 import curvestream
 from curvestream.losses import read_losses
 from servers import wait_until
-from test_run import _points, _spooled_batches
 
 
 def spooled_or_dropped(run: curvestream.Run, n: int) -> None:

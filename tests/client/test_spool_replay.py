@@ -8,16 +8,17 @@ import itertools
 import os
 import pathlib
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
+
+from curvestream_wire.v1 import run_pb2
 
 import curvestream
 from curvestream.encode import BatchBuilder
 from curvestream.settings import Settings
 from curvestream.spool import Spool, iter_records
 from curvestream.spool_replay import spool_status, sync_spool
-from curvestream_wire.v1 import run_pb2
 from helpers import metric_counts, prometheus_value, run_state, stored_steps
 from servers import BridgeProcess, wait_until
 

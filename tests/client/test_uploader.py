@@ -6,13 +6,14 @@ import time
 
 import pytest
 
+from curvestream_wire.v1 import batch_pb2, run_pb2
+
 from curvestream.channels import FallbackPolicy
 from curvestream.exporters import HttpExporter, MqttExporter
 from curvestream.http_fallback import Permanent, Retryable
 from curvestream.settings import Settings
 from curvestream.spool import Spool
 from curvestream.uploader import Uploader
-from curvestream_wire.v1 import batch_pb2, run_pb2
 
 PID = bytes(range(16))
 
@@ -315,7 +316,7 @@ class ScriptedExporter:
         self.outcomes = outcomes
         self.sent: list[int] = []
 
-    def export(self, topic: str, payload: bytes):  # noqa: ANN201
+    def export(self, topic: str, payload: bytes):
         from curvestream.exporters import SUCCESS
 
         outcome = self.outcomes.pop(0) if self.outcomes else SUCCESS

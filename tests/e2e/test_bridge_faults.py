@@ -23,12 +23,12 @@ def expected_value(key: str, step: int) -> float:
     return math.sin(step * 0.001) * (1 if key == "loss" else 2) + step * 1e-6
 
 
-def Streamer(n: int, **init: object) -> TrainerThread:  # noqa: N802
+def Streamer(n: int, **init: object) -> TrainerThread:
     return TrainerThread(n, lambda i: {k: expected_value(k, i) for k in KEYS}, **init)
 
 
 def assert_each_point_once_with_its_value(base: str, project: str, run: str, n: int) -> None:
-    wait_until(lambda: metric_counts(base, project, run) == {k: n for k in KEYS}, 180, f"{n} points per key")
+    wait_until(lambda: metric_counts(base, project, run) == dict.fromkeys(KEYS, n), 180, f"{n} points per key")
     for key in KEYS:
         steps, ys = [], []
         for lo in range(0, n, 80_000):

@@ -162,7 +162,7 @@ def test_four_trainers_through_broker_bridge_and_influxdb_kills_lose_and_duplica
 
         def stored_everything() -> bool:
             counts = [metric_counts(bridge.url, PROJECT, runs[i]) for i in range(TRAINERS)]
-            return all(counts[i] == {k: STEPS for k in KEYS} for i in range(TRAINERS) if i != victim)
+            return all(counts[i] == dict.fromkeys(KEYS, STEPS) for i in range(TRAINERS) if i != victim)
 
         wait_until(stored_everything, 240, "every finished trainer's points in the store", interval=2)
         stored = influx_checksums(influx, "soak")

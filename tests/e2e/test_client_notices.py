@@ -15,7 +15,8 @@ import re
 import signal
 import subprocess
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 

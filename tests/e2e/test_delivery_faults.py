@@ -20,7 +20,7 @@ from trainers import TrainerThread
 pytestmark = pytest.mark.slow
 
 
-def Trainer(n: int, chunk: int, pause_s: float, **init: object) -> TrainerThread:  # noqa: N802
+def Trainer(n: int, chunk: int, pause_s: float, **init: object) -> TrainerThread:
     return TrainerThread(n, lambda i: {"x": float(i) * 0.5}, chunk, pause_s, **init)
 
 

@@ -30,7 +30,7 @@ class _Recorded:
     def __init__(self, run: str, **_: Any) -> None:
         self.points = _Recorded.runs.setdefault(run, {})
 
-    def __enter__(self) -> "_Recorded":
+    def __enter__(self) -> _Recorded:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -13,14 +13,15 @@ import httpx
 import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
+from test_bridge_faults import Streamer, assert_each_point_once_with_its_value
+
+from curvestream_wire.topics import Topics
+from curvestream_wire.v1 import batch_pb2
 
 from curvestream_bridge.decode import Rejected, decode_batch
 from curvestream_bridge.settings import BridgeSettings
-from curvestream_wire.topics import Topics
-from curvestream_wire.v1 import batch_pb2
 from helpers import prometheus_value
 from servers import wait_until
-from test_bridge_faults import Streamer, assert_each_point_once_with_its_value
 
 pytestmark = pytest.mark.slow
 

@@ -28,7 +28,7 @@ async def _collect(url: str, subscribe: dict, until, subscribed: WatchHint, time
     return messages
 
 
-def _run_in_own_thread(fn):  # noqa: ANN001, ANN202
+def _run_in_own_thread(fn):
     """asyncio.run in a thread of its own: Playwright's sync API may own this thread's event loop."""
     import threading
 
@@ -37,7 +37,7 @@ def _run_in_own_thread(fn):  # noqa: ANN001, ANN202
     def target() -> None:
         try:
             result["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             result["error"] = exc
 
     t = threading.Thread(target=target)
@@ -49,7 +49,7 @@ def _run_in_own_thread(fn):  # noqa: ANN001, ANN202
 
 
 class LogInBackground:
-    def __init__(self, fn) -> None:  # noqa: ANN001
+    def __init__(self, fn) -> None:
         self.fn = fn
         self.thread = None
 

@@ -100,7 +100,7 @@ def test_live_points_of_200_series_reach_the_websocket_while_their_store_write_i
     watcher = Watcher(bridge.url.replace("http://", "ws://") + "/api/v1/live")
     try:
         publisher.batches(range(1, 2))
-        wait_until(lambda: all(metric_counts(bridge.url, PROJECT, r) == {k: STEPS for k in KEYS} for r in RUNS),
+        wait_until(lambda: all(metric_counts(bridge.url, PROJECT, r) == dict.fromkeys(KEYS, STEPS) for r in RUNS),
                    120, "the first batch of every run stored")
         watcher.start()
         assert watcher.ready.wait(30)
@@ -115,7 +115,7 @@ def test_live_points_of_200_series_reach_the_websocket_while_their_store_write_i
         assert held["finished"] == before["finished"], "pushed while the store write was still held back"
 
         bridge.gate.unlink()
-        wait_until(lambda: all(metric_counts(bridge.url, PROJECT, r) == {k: 4 * STEPS for k in KEYS} for r in RUNS),
+        wait_until(lambda: all(metric_counts(bridge.url, PROJECT, r) == dict.fromkeys(KEYS, 4 * STEPS) for r in RUNS),
                    120, "every batch stored once the write goes on")
     finally:
         bridge.gate.unlink(missing_ok=True)

@@ -40,7 +40,7 @@ def test_a_hundred_runs_at_once_into_one_bridge_arrive_with_exact_counts_and_che
             assert entry["keys"][key] == {x: reference[x] for x in ("count", "sum_step", "sum_value")}, (run, key)
     # every run's finish() saw its last batch committed: each batch was stored by then
     for run in logged:
-        assert metric_counts(bridge.url, "load", run) == {k: steps for k in KEYS}, run
+        assert metric_counts(bridge.url, "load", run) == dict.fromkeys(KEYS, steps), run
     for run in logged:
         for k, key in enumerate(KEYS):
             curve = series_points(bridge.url, "load", run, key, 0, steps - 1)
@@ -80,7 +80,7 @@ def assert_every_point_once_and_every_run_finished(base: str, project: str, logg
     assert sorted(runs) == sorted(logged), "every run listed"
     assert {r["state"] for r in runs.values()} == {"finished"}, "every run ends finished"
     for run in logged:
-        assert metric_counts(base, project, run) == {k: steps for k in KEYS}, run
+        assert metric_counts(base, project, run) == dict.fromkeys(KEYS, steps), run
         for k, key in enumerate(KEYS):
             curve = series_points(base, project, run, key, 0, steps - 1)
             assert curve["points"]["step"] == list(range(steps)), f"{run} {key}: each step once"

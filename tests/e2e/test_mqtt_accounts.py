@@ -8,15 +8,16 @@ from __future__ import annotations
 import os
 import pathlib
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 import paho.mqtt.client as mqtt
 import pytest
 
-import curvestream
-from curvestream.mqtt_accounts import acl_block, password_line
 from curvestream_wire.topics import Topics
 from curvestream_wire.v1 import batch_pb2, run_pb2
+
+import curvestream
+from curvestream.mqtt_accounts import acl_block, password_line
 from helpers import get_json, metric_counts, prometheus_value
 from servers import Mosquitto, wait_until
 
@@ -82,7 +83,7 @@ def test_a_trainer_account_streams_its_own_project_but_cannot_publish_into_anoth
     answers: list[int] = []
     acked = threading.Event()
 
-    def on_publish(client, userdata, mid, reason_code, properties):  # noqa: ANN001
+    def on_publish(client, userdata, mid, reason_code, properties):
         answers.append(reason_code.value)
         acked.set()
 
@@ -113,7 +114,7 @@ def test_the_bridge_refuses_a_batch_whose_payload_names_another_run_than_its_top
     commits: list[run_pb2.Commit] = []
     trainer = _client(locked_broker, MNIST, "mismatch")
 
-    def on_message(client, userdata, message):  # noqa: ANN001
+    def on_message(client, userdata, message):
         commit = run_pb2.Commit()
         commit.ParseFromString(message.payload)
         commits.append(commit)

@@ -22,7 +22,7 @@ HOSTILE_KEY = 'val/loss, top-1 = "x" ü'
 KEYS = ("loss", "acc", HOSTILE_KEY, "lr")
 
 
-def _log(mosquitto, bridge, spool_dir, project: str, steps: int, seed: int = 1) -> dict[str, tuple]:  # noqa: ANN001
+def _log(mosquitto, bridge, spool_dir, project: str, steps: int, seed: int = 1) -> dict[str, tuple]:
     """A run of ``steps`` rows of the four KEYS (NaN and ±Inf here and there, steps with gaps) and a
     ``grad_norm`` logged on its own every 10th row; what was logged, key -> (steps, values)."""
     rng = np.random.default_rng(seed)

@@ -12,10 +12,10 @@ import urllib.error
 import urllib.request
 
 import pytest
+from test_bridge_faults import Streamer, assert_each_point_once_with_its_value
 
 from helpers import metric_counts, prometheus_value
 from servers import BridgeProcess, wait_until
-from test_bridge_faults import Streamer, assert_each_point_once_with_its_value
 
 pytestmark = pytest.mark.slow
 

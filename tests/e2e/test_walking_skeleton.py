@@ -9,8 +9,9 @@ import numpy as np
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
-import curvestream
 from curvestream_wire.topics import Topics
+
+import curvestream
 from helpers import get_json, prometheus_value, run_path
 from servers import wait_until
 

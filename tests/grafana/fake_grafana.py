@@ -28,7 +28,7 @@ class FakeGrafana:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def __enter__(self) -> "FakeGrafana":
+    def __enter__(self) -> FakeGrafana:
         self._thread.start()
         return self
 
@@ -123,7 +123,7 @@ class FakeGrafana:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_GET = do_POST = do_PUT = do_PATCH = _answer  # noqa: N815
+            do_GET = do_POST = do_PUT = do_PATCH = _answer
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -23,7 +23,8 @@ import pathlib
 import re
 import shutil
 import subprocess
-from typing import Any, Iterable, Mapping, Sequence, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Union
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 COMPOSE_DIR = REPO / "compose"

@@ -17,11 +17,11 @@ import stat
 import subprocess
 import sys
 import tempfile
-import tomllib
 import urllib.parse
 from typing import Any
 
 import pytest
+import tomllib
 import yaml
 
 from curvestream_bridge.settings import BridgeSettings, parse_addr

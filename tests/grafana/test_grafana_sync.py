@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from curvestream_bridge import grafana_sync
 from fake_grafana import FakeGrafana
-import yaml
-
 from grafana_kit import PROVISIONING_DIR
 
 DASHBOARDS = PROVISIONING_DIR / "dashboards" / "curvestream"

@@ -20,9 +20,9 @@ from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store.influx.ladder import answered_intervals, time_plan
+from curvestream_bridge.store.influx.lineproto import decode_tag, stored_tag
 from curvestream_bridge.store.influx.rollup import BOTTOM_TARGET_POINTS
 from curvestream_bridge.store.influx.store import InfluxStore
-from curvestream_bridge.store.influx.lineproto import decode_tag, stored_tag
 from grafana_kit import ALL, influxql_macros, interpolate_variables, panel_interval_ms, query_library
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z

@@ -25,8 +25,7 @@ import yaml
 from curvestream_bridge.store.base import SeriesQuery
 from curvestream_bridge.store.influx.lineproto import stored_tag
 from curvestream_bridge.store.m4.query import frame, points_result
-from grafana_kit import (ALL, GRAFANA_DIR, QUERIES_DIR, interpolate_variables, panel_interval_ms, sql_macros,
-                         walk_panels)
+from grafana_kit import ALL, GRAFANA_DIR, QUERIES_DIR, interpolate_variables, panel_interval_ms, sql_macros, walk_panels
 
 T0_MS = 1_700_000_000_000
 RUNS = {"lr=0.1 (warm-up)": 7, "lr=0.01": 8, "100%/b": 9}  # run: seed (names with characters regexes and tags escape)
@@ -116,8 +115,8 @@ def bridge_m4(run: str, from_ms: int, to_ms: int, interval_ms: int) -> list[tupl
 
 def same(a: list[tuple[int, int, float]], b: list[tuple[int, int, float]]) -> bool:
     return len(a) == len(b) and all(
-        (x[0], x[1]) == (y[0], y[1]) and (x[2] == y[2] and math.copysign(1, x[2]) == math.copysign(1, y[2])
-                                          or math.isnan(x[2]) and math.isnan(y[2])) for x, y in zip(a, b))
+        (x[0], x[1]) == (y[0], y[1]) and ((x[2] == y[2] and math.copysign(1, x[2]) == math.copysign(1, y[2]))
+                                          or (math.isnan(x[2]) and math.isnan(y[2]))) for x, y in zip(a, b))
 
 
 @pytest.mark.parametrize("view", [(0, N, 1200), (0, N, 97), (12_345, 13_789, 640), (30_000, 30_200, 2000),

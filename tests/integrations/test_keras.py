@@ -3,15 +3,13 @@ into real Mosquitto and a bridge on DuckDB: one global step across epochs."""
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 import pytest
 
+from curvestream.keras import CurvestreamCallback
 from helpers import get_json, metric_counts, run_path, run_state
 from servers import wait_until
-
-import keras  # noqa: E402
-
-from curvestream.keras import CurvestreamCallback  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings(  # Keras' optimizer config on the torch backend, numpy 2
     "ignore:__array__ implementation doesn't accept a copy keyword:DeprecationWarning")

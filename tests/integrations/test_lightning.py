@@ -7,18 +7,16 @@ from __future__ import annotations
 import argparse
 import os
 
+import lightning as L
 import pytest
+import torch
+from torch import nn
+from torch.nn import functional as F
+from torch.utils.data import DataLoader, TensorDataset
 
+from curvestream.lightning import CurvestreamLogger
 from helpers import get_json, metric_counts, run_path, run_state
 from servers import wait_until
-
-import torch  # noqa: E402
-import lightning as L  # noqa: E402
-from torch import nn  # noqa: E402
-from torch.nn import functional as F  # noqa: E402
-from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
-
-from curvestream.lightning import CurvestreamLogger  # noqa: E402
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:The '(train|val)_dataloader' does not have many workers"),
@@ -43,7 +41,7 @@ def _module(base: type, fail_at: int | None = None) -> object:
             self.save_hyperparameters()
             self.net = nn.Sequential(nn.Linear(4, hidden), nn.ReLU(), nn.Linear(hidden, 1))
 
-        def training_step(self, batch, index):  # noqa: ANN001
+        def training_step(self, batch, index):
             if fail_at is not None and self.global_step == fail_at:
                 raise RuntimeError("loss diverged")
             x, y = batch
@@ -51,17 +49,17 @@ def _module(base: type, fail_at: int | None = None) -> object:
             self.log("train_loss", loss)
             return loss
 
-        def validation_step(self, batch, index):  # noqa: ANN001
+        def validation_step(self, batch, index):
             x, y = batch
             self.log("val_loss", F.mse_loss(self.net(x), y))
 
-        def configure_optimizers(self):  # noqa: ANN201
+        def configure_optimizers(self):
             return torch.optim.SGD(self.parameters(), lr=self.hparams.lr)
 
     return TinyMLP(extra={"optimizer": {"momentum": 0.9, "nesterov": False}})
 
 
-def _trainer(lightning: object, logger: object, root, **kw) -> object:  # noqa: ANN001
+def _trainer(lightning: object, logger: object, root, **kw) -> object:
     return lightning.Trainer(
         max_epochs=EPOCHS, logger=logger, log_every_n_steps=1, accelerator="cpu", devices=1,
         enable_progress_bar=False, enable_model_summary=False, default_root_dir=str(root),
@@ -134,6 +132,7 @@ def test_a_fabric_loop_logs_without_steps_and_with_namespace_hyperparameters(
 
 def test_the_pytorch_lightning_namespace_has_its_own_logger(mosquitto, bridge_factory, spool_dir, tmp_path):
     import pytorch_lightning as pl
+
     from curvestream.pytorch_lightning import CurvestreamLogger as PlLogger
 
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)

@@ -8,7 +8,6 @@ a second import sends nothing and says "nothing new"."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
+from torch.utils.tensorboard import SummaryWriter as TorchWriter
 
 from helpers import get_json, prometheus_value, run_path, run_state
 from servers import wait_until
 from tensorboard_files import read_run, run_dirs
-
-import torch  # noqa: E402
-from torch.utils.tensorboard import SummaryWriter as TorchWriter  # noqa: E402
 
 PER_TAG = 20_000
 PROJECT = "imported"
@@ -51,7 +50,7 @@ def torch_logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _import(logdir: Path, mosquitto, bridge, spool_dir: Path, **env: str) -> subprocess.Popen:  # noqa: ANN001
+def _import(logdir: Path, mosquitto, bridge, spool_dir: Path, **env: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "curvestream.cli", "import", "tensorboard", str(logdir), "--project", PROJECT],
         env={**os.environ, "CURVESTREAM_MQTT_URL": mosquitto.url, "CURVESTREAM_BRIDGE_URL": bridge.url,

@@ -10,15 +10,13 @@ import time
 
 import numpy as np
 import pytest
+import torch
+from torch.utils.tensorboard import SummaryWriter as TorchWriter
 
 from curvestream.tensorboard import SummaryWriter
 from helpers import get_json, run_path, run_state
 from servers import wait_until
 from tensorboard_files import read_run
-
-import torch  # noqa: E402
-from torch.utils.tensorboard import SummaryWriter as TorchWriter  # noqa: E402
-
 
 STEPS = 400
 
@@ -37,7 +35,7 @@ def _same_points(stored: list, expected: list) -> None:
         assert value == pytest.approx(tb_value, rel=1e-6, abs=1e-30)  # TensorBoard keeps float32
 
 
-def _curvestream_buckets(value) -> tuple[list, list]:  # noqa: ANN001
+def _curvestream_buckets(value) -> tuple[list, list]:
     """TensorBoard keeps right limits only: an empty first bucket's limit is the
     left edge (what torch writes); otherwise the minimum is."""
     limits, counts = list(value.bucket_limit), list(value.bucket)

@@ -4,14 +4,12 @@ Mosquitto and a bridge on DuckDB."""
 
 from __future__ import annotations
 
+import torch
+import transformers
 
+from curvestream.transformers import CurvestreamCallback, rewrite_logs
 from helpers import get_json, metric_counts, run_path, run_state
 from servers import wait_until
-
-import torch  # noqa: E402
-import transformers  # noqa: E402
-
-from curvestream.transformers import CurvestreamCallback, rewrite_logs  # noqa: E402
 
 STEPS = 8
 

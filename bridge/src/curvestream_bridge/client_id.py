@@ -27,7 +27,8 @@ import string
 import time
 import urllib.parse
 import weakref
-from typing import IO, Callable
+from collections.abc import Callable
+from typing import IO
 
 __all__ = ["ClientId", "TakeoverWatch", "new_client_id", "data_dir", "FILE_NAME"]
 
@@ -62,7 +63,7 @@ class ClientId:
         self._close = weakref.finalize(self, handle.close) if handle is not None else None
 
     @classmethod
-    def resolve(cls, configured: str, directory: pathlib.Path | None) -> "ClientId":
+    def resolve(cls, configured: str, directory: pathlib.Path | None) -> ClientId:
         if configured:
             return cls(configured)
         if directory is None:

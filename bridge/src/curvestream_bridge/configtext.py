@@ -18,7 +18,8 @@ from __future__ import annotations
 import decimal
 import json
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["config_text", "js_json", "group_value", "group_label", "CONFIG_PREFIX"]
 

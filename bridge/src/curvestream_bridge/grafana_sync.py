@@ -34,7 +34,8 @@ import pathlib
 import re
 import socket
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["Step", "plan", "main", "sdk_round_trip", "PANEL_PLUGIN_ID", "LIVE_ACCOUNT"]
 
@@ -121,7 +122,7 @@ class Unreachable:
     """Stands for a Grafana that cannot be reached: ``--dry-run`` still builds and checks every body,
     and each object's step says it was checked, not compared (:data:`UNKNOWN`)."""
 
-    def __getattr__(self, name: str) -> "Unreachable":
+    def __getattr__(self, name: str) -> Unreachable:
         return self
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -39,7 +39,8 @@ points around an empty column are all in the run's M4 answer.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 

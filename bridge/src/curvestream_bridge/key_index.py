@@ -30,7 +30,8 @@ import fnmatch
 import re
 import threading
 import time
-from typing import Any, Callable, Literal, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 from curvestream_bridge.runs_table import natural_key
 from curvestream_bridge.store.base import MetricRecord
@@ -88,7 +89,7 @@ class KeyIndex:
     first_ms: list[float | None]
 
     @classmethod
-    def of(cls, metrics: Sequence[Sequence[MetricRecord]]) -> "KeyIndex":
+    def of(cls, metrics: Sequence[Sequence[MetricRecord]]) -> KeyIndex:
         owners: dict[str, list[int]] = {}
         first_ms: list[float | None] = []
         for i, records in enumerate(metrics):

@@ -54,7 +54,7 @@ class LibraryLogs(logging.Handler):
         self.metrics.inc(LIBRARY_LOG_LINES, library=library, level=level)
         try:
             text = record.getMessage()
-        except Exception:  # noqa: BLE001 - a library's bad format string is still a line
+        except Exception:
             text = str(record.msg)
         first = (text.splitlines() or [""])[0][:300]
         if record.exc_info and record.exc_info[1] is not None:

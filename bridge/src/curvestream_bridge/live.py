@@ -23,7 +23,8 @@ import asyncio
 import json
 import logging
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -167,7 +168,7 @@ class LiveHub:
             self._woken = False
             try:
                 self._flush()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("curvestream bridge: live flush failed")
             await asyncio.sleep(self.frame_s)  # what comes meanwhile shares the next frame
 
@@ -272,7 +273,7 @@ class LiveHub:
             return
         try:
             self.watch_hint(run_key, watched)
-        except Exception:  # noqa: BLE001 - a hint is a nicety: the page works without it
+        except Exception:
             log.exception("curvestream bridge: live flush hint failed")
 
     @staticmethod
@@ -283,5 +284,5 @@ class LiveHub:
                     await client.ws.send_text(text)
         except (WebSocketDisconnect, RuntimeError, asyncio.CancelledError):
             return
-        except Exception:  # noqa: BLE001 - a broken socket ends its own loop only
+        except Exception:
             return

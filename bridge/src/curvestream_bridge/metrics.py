@@ -36,7 +36,7 @@ import dataclasses
 import math
 import re
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["Metric", "Metrics", "DECLARED", "counter", "gauge", "histogram"]
 
@@ -212,7 +212,7 @@ class Metrics:
         for metric, fn in self._functions.items():
             try:
                 values[metric] = {(): float(fn())}
-            except Exception:  # noqa: BLE001 - a gauge must not break the scrape
+            except Exception:
                 continue
         lines: list[str] = []
         for metric in DECLARED.values():

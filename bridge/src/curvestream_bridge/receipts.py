@@ -15,7 +15,8 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from curvestream_bridge.decode import DecodedBatch
 

@@ -23,7 +23,8 @@ so nothing held is lost with the process.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from curvestream_bridge.ingest import Message

@@ -26,9 +26,10 @@ import math
 import re
 import threading
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from curvestream_bridge.configtext import config_text, group_value
+from curvestream_bridge.configtext import config_text
 from curvestream_bridge.store.base import RunRecord
 
 __all__ = ["RunsFilter", "RunsSnapshot", "RunsTable", "SORT_KEYS", "natural_key"]
@@ -237,7 +238,7 @@ class RunsTable:
             with self._lock:
                 if built > self._built:  # no read started later has been installed meanwhile
                     self._snapshot, self._built, self._seen = fresh, built, generation
-        except Exception:  # noqa: BLE001 - the next query that needs the store reads it (and reports)
+        except Exception:
             log.exception("curvestream bridge: reading the runs for the runs table failed")
         finally:
             self._refreshing = False

@@ -11,7 +11,8 @@ import re
 import socket
 import threading
 import urllib.request
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import uvicorn
 from pydantic import ValidationError
@@ -21,9 +22,9 @@ from curvestream_wire.topics import Topics
 from curvestream_bridge.alerts.cluster import AlertFeed
 from curvestream_bridge.alerts.service import AlertService
 from curvestream_bridge.api import BridgeApi, create_app
+from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.client_id import ClientId, data_dir
 from curvestream_bridge.embedded import EmbeddedBroker
-from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.ingest import Ingest, IngestListener
 from curvestream_bridge.library_logs import route_library_logs
 from curvestream_bridge.live import LiveHub

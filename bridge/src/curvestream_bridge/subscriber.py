@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from curvestream_wire.mqtt import Callbacks, MqttConnection, MqttEndpoint, SessionOptions
 from curvestream_wire.topics import Topics
@@ -90,7 +90,7 @@ class Subscriber:
             log.warning("curvestream bridge: shared subscriptions need MQTT 5; subscribing without sharing")
         return [points, Topics.META_FILTER, Topics.STATUS_FILTER, Topics.SESSION_FILTER]  # sessions after the runs
 
-    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
             if not self._conn.handshake.refused:
                 log.warning("curvestream bridge: broker refused the connection: %s", reason_code)
@@ -103,7 +103,7 @@ class Subscriber:
                  self._conn.endpoint.host, self._conn.endpoint.port,
                  self._conn.protocol_name, getattr(flags, "session_present", "?"))
 
-    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self._connection += 1  # nothing received before is acknowledged on the next connection
         self._connected.clear()
         if self._stopped.is_set():
@@ -116,7 +116,7 @@ class Subscriber:
             return
         log.warning("curvestream bridge: MQTT connection lost (%s); reconnecting", reason_code)
 
-    def _on_message(self, client, userdata, message) -> None:  # noqa: ANN001
+    def _on_message(self, client, userdata, message) -> None:
         parsed = Topics.parse(message.topic)
         mid, qos, connection = message.mid, message.qos, self._connection
 
@@ -127,7 +127,7 @@ class Subscriber:
             if qos > 0 and connection == self._connection:
                 try:
                     client.ack(mid, qos)
-                except Exception:  # noqa: BLE001 - the connection may be gone; the broker re-sends
+                except Exception:
                     pass
 
         if parsed is None and Topics.parse_session(message.topic) is not None:
@@ -154,14 +154,14 @@ class Subscriber:
             try:
                 self.ingest.submit(msg, timeout=1.0)
                 return
-            except Exception:  # queue.Full: keep the broker waiting (backpressure)  # noqa: BLE001
+            except Exception:  # queue.Full: keep the broker waiting (backpressure)
                 continue
 
     def _run_status(self, project: str, run: str, payload: bytes) -> list[run_pb2.RunStatus]:
         status = run_pb2.RunStatus()
         try:
             status.ParseFromString(payload)
-        except Exception:  # noqa: BLE001 - ingest rejects it and says why
+        except Exception:
             return []
         return self.sessions.run_status(project, run, status)
 
@@ -171,7 +171,7 @@ class Subscriber:
         status = run_pb2.RunStatus()
         try:
             status.ParseFromString(payload)
-        except Exception:  # noqa: BLE001 - a foreign payload
+        except Exception:
             self.metrics.inc(REJECTED, reason="undecodable")
             ack()
             return

@@ -19,7 +19,8 @@ nor the bridge answers, one line says so on stderr (:mod:`curvestream.notices`).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from curvestream.alerts import Alert
 from curvestream.api import Api, ApiError, ApiRun
@@ -40,7 +41,7 @@ def init(
     project: str,
     run: str | None = None,
     *,
-    id: str | None = None,  # noqa: A002 - the word users know from other trackers
+    id: str | None = None,
     resume: str | None = None,
     config: Any = None,
     tags: Iterable[str] = (),

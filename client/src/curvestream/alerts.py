@@ -25,7 +25,8 @@ import json
 import logging
 import queue
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["Alert", "AlertDispatcher"]
 
@@ -53,7 +54,7 @@ class Alert:
     raw: dict[str, Any] = dataclasses.field(repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, body: dict[str, Any]) -> "Alert":
+    def from_json(cls, body: dict[str, Any]) -> Alert:
         window = body.get("window") or {}
         return cls(str(body["id"]), str(body["rule"]), str(body["kind"]), str(body["state"]), str(body["project"]),
                    str(body["run"]), str(body.get("key", "")), int(body["step"]), body.get("value"),
@@ -118,6 +119,6 @@ class AlertDispatcher:
             for callback in callbacks:
                 try:
                     callback(alert)
-                except Exception:  # noqa: BLE001 - a bug in a callback must never reach training
+                except Exception:
                     log.exception("curvestream: an on_alert callback raised (alert %s); training goes on",
                                   alert.message)

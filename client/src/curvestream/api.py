@@ -30,7 +30,8 @@ import math
 import os
 import ssl
 import urllib.parse
-from typing import Any, BinaryIO, Iterable, Iterator, Literal, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, BinaryIO, Literal
 
 __all__ = ["Api", "ApiRun", "ApiError"]
 
@@ -61,7 +62,7 @@ class Api:
         return f"Api({self.url!r})"
 
     # ------------------------------------------------------------------ runs
-    def runs(self, project: str | None = None, filters: Mapping[str, Any] | None = None) -> list["ApiRun"]:
+    def runs(self, project: str | None = None, filters: Mapping[str, Any] | None = None) -> list[ApiRun]:
         """Runs, newest first. ``filters``: ``tag``, ``group``, ``state`` and
         ``config.<key>`` (dotted into nested configs), all of which must match."""
         params: list[tuple[str, str]] = [("project", project)] if project is not None else []
@@ -74,7 +75,7 @@ class Api:
         answer = self._json("/api/v1/runs", params)
         return [ApiRun(self, r) for r in answer["runs"]]
 
-    def run(self, project: str, run: str | None = None) -> "ApiRun":
+    def run(self, project: str, run: str | None = None) -> ApiRun:
         """``run("mnist", "r1")``, or ``run("mnist/r1")`` (split at the first ``/``)."""
         if run is None:
             project, sep, run = project.partition("/")

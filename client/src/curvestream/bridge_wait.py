@@ -16,7 +16,7 @@ waits for:
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from curvestream_wire.v1 import run_pb2
 

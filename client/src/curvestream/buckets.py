@@ -14,7 +14,7 @@ between ``edges[i]`` and ``edges[i + 1]``.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 __all__ = ["Buckets"]
 
@@ -22,8 +22,8 @@ __all__ = ["Buckets"]
 class Buckets:
     __slots__ = ("edges", "counts", "min", "max", "sum", "count")
 
-    def __init__(self, edges: Sequence[float], counts: Sequence[float], *, min: float = math.nan,  # noqa: A002
-                 max: float = math.nan, sum: float = math.nan, count: int | None = None) -> None:  # noqa: A002
+    def __init__(self, edges: Sequence[float], counts: Sequence[float], *, min: float = math.nan,
+                 max: float = math.nan, sum: float = math.nan, count: int | None = None) -> None:
         self.edges = [float(e) for e in edges]
         self.counts = [float(c) for c in counts]
         if len(self.edges) != len(self.counts) + 1:

@@ -27,13 +27,15 @@ import sys
 import threading
 import urllib.error
 import urllib.request
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from curvestream import runs_cli
 
 if TYPE_CHECKING:
-    from curvestream.settings import Settings
     from curvestream_wire.seqset import SeqSet
+
+    from curvestream.settings import Settings
 
 __all__ = ["main"]
 
@@ -124,7 +126,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
         pass
 
 
-def _progress(label: str, total: int, unit: str = "batches") -> "callable":
+def _progress(label: str, total: int, unit: str = "batches") -> callable:
     from curvestream.progress import WaitProgress
 
     return WaitProgress(label, total, unit=unit)
@@ -142,9 +144,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from curvestream.settings import Settings
     from curvestream.losses import read_losses
     from curvestream.notices import sync_command
+    from curvestream.settings import Settings
     from curvestream.spool_replay import spool_status
 
     overrides = {"spool_dir": args.dir} if args.dir else {}
@@ -184,7 +186,7 @@ def _stored_ranges(settings: Settings) -> Callable[[bytes], SeqSet | None]:
     return lambda producer_id: stored_batches(http, producer_id)
 
 
-def _importer(source: str) -> "callable":
+def _importer(source: str) -> callable:
     if source == "tensorboard":
         from curvestream.tensorboard.importer import import_tensorboard
 
@@ -202,7 +204,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from curvestream.settings import Settings
 
     settings = Settings.from_env(**({"spool_dir": args.spool_dir} if args.spool_dir else {}))
-    bars: dict[int, "callable"] = {}
+    bars: dict[int, callable] = {}
 
     def progress(done: int, total: int) -> None:
         show = bars.setdefault(total, _progress("curvestream import", total, "bytes"))

@@ -9,7 +9,7 @@ Building it does no I/O and starts nothing; :meth:`Delivery.start` does.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from curvestream_wire.seqset import SeqSet
 from curvestream_wire.v1 import run_pb2

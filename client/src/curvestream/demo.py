@@ -9,7 +9,8 @@ import logging
 import math
 import threading
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 __all__ = ["spirals", "train", "run_sweep"]
 

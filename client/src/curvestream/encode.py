@@ -8,9 +8,11 @@ arrays and seals a ``Batch`` every ``max_points`` points.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from curvestream_wire.v1 import batch_pb2, run_pb2
+
 from curvestream.values import AlertItem, HistogramItem, TextItem, compute_histogram
 
 __all__ = ["BatchBuilder", "WIRE_VERSION"]

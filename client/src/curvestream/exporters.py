@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from curvestream_wire.v1 import run_pb2
 

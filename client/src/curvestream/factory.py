@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from curvestream_wire import names
 from curvestream_wire.v1 import run_pb2

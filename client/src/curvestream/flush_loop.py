@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from curvestream.background import BackgroundLoop
 from curvestream.recorder import FlushMode, Recorder
@@ -55,7 +55,7 @@ class FlushLoop(BackgroundLoop):
             self._wake.clear()
             try:
                 self.round()
-            except Exception:  # noqa: BLE001 - log and go on; the loop never dies
+            except Exception:
                 log.exception("curvestream: recorder round failed")
                 self._stop.wait(0.1)
 
@@ -70,7 +70,7 @@ class FlushLoop(BackgroundLoop):
                 continue
             try:
                 wrote = rec.flush(mode)
-            except Exception:  # noqa: BLE001 - one run's failure never stops the others
+            except Exception:
                 rec.stats.spool_errors += 1
                 log.exception("curvestream: recorder round of %s failed", rec.spool.dir)
                 wrote = False

@@ -20,7 +20,7 @@ __all__ = ["LogHandler"]
 
 
 class LogHandler(logging.Handler):
-    def __init__(self, run: "Run | None" = None, key: str = "log", level: int = logging.NOTSET) -> None:
+    def __init__(self, run: Run | None = None, key: str = "log", level: int = logging.NOTSET) -> None:
         super().__init__(level)
         self._run = run
         self.key = key
@@ -35,5 +35,5 @@ class LogHandler(logging.Handler):
             return
         try:
             run.log_text(self.key, self.format(record), level=record.levelno)
-        except Exception:  # noqa: BLE001 - logging must never raise
+        except Exception:
             self.handleError(record)

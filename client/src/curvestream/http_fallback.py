@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import ssl
 import urllib.parse
 
@@ -68,7 +67,7 @@ class BridgeHttp:
             commit = run_pb2.Commit()
             try:
                 commit.ParseFromString(body)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise Retryable(f"bridge answered 200 with an unreadable commit: {exc}") from None
             return commit
         reason = _reason(body)
@@ -99,7 +98,7 @@ class BridgeHttp:
                 resp = conn.getresponse()
                 data = resp.read()
                 return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
-            except (http.client.HTTPException, OSError, socket.timeout) as exc:
+            except (TimeoutError, http.client.HTTPException, OSError) as exc:
                 self.close()
                 if attempt == 2:
                     raise Retryable(f"bridge at {self._host}:{self._port} unreachable: {exc}") from None

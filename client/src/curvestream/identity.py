@@ -31,7 +31,8 @@ import datetime
 import secrets
 import time
 import urllib.parse
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from curvestream_wire import names
 from curvestream_wire.v1 import run_pb2
@@ -72,7 +73,7 @@ def new_identity(name: str) -> str:
     return f"{name}-{''.join(secrets.choice(_SUFFIX_CHARS) for _ in range(6))}"
 
 
-def resolve(project: str, run: str | None, settings: Settings, *, id: str | None = None,  # noqa: A002
+def resolve(project: str, run: str | None, settings: Settings, *, id: str | None = None,
             resume: str | None = None, clock_ns: Callable[[], int] = time.time_ns) -> Identity:
     """The identity of a new session of ``run`` in ``project`` (see the module docstring)."""
     if resume not in (None, "allow", "must"):
@@ -100,7 +101,7 @@ def _by_id(project: str, run_id: str, name: str, settings: Settings, resume: str
         return _id_found(project, run_id, name, stored, lookup, resume, clock_ns)
 
 
-def _id_found(project: str, run_id: str, name: str, stored: dict[str, Any] | None, lookup: "_Lookup",
+def _id_found(project: str, run_id: str, name: str, stored: dict[str, Any] | None, lookup: _Lookup,
               resume: str | None, clock_ns: Callable[[], int]) -> Identity:
     if stored is None:
         if resume == "must":
@@ -120,7 +121,7 @@ def _by_name(project: str, name: str, settings: Settings, resume: str, clock_ns:
         return _name_found(project, name, stored, lookup, resume, clock_ns)
 
 
-def _name_found(project: str, name: str, stored: dict[str, Any] | None, lookup: "_Lookup", resume: str,
+def _name_found(project: str, name: str, stored: dict[str, Any] | None, lookup: _Lookup, resume: str,
                 clock_ns: Callable[[], int]) -> Identity:
     if stored is None:
         if resume == "must":
@@ -134,7 +135,7 @@ def _name_found(project: str, name: str, stored: dict[str, Any] | None, lookup: 
     return _continued(project, stored["run"], name, stored, lookup, clock_ns)
 
 
-def _continued(project: str, run_id: str, name: str, stored: dict[str, Any], lookup: "_Lookup",
+def _continued(project: str, run_id: str, name: str, stored: dict[str, Any], lookup: _Lookup,
                clock_ns: Callable[[], int]) -> Identity:
     last_step = lookup.last_step(project, run_id)
     history = tuple(_from_json(r) for r in stored.get("resumes") or [])
@@ -211,7 +212,7 @@ class _Lookup:
         latest = max(metrics, key=lambda m: (m.get("last_ms") or 0, m.get("last_step") or 0))
         return int(latest.get("last_step") or 0)
 
-    def __enter__(self) -> "_Lookup":
+    def __enter__(self) -> _Lookup:
         return self
 
     def __exit__(self, *_: object) -> None:

@@ -25,12 +25,13 @@ import hashlib
 import os
 import time
 import urllib.parse
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from curvestream_wire.seqset import SeqSet
 
-from curvestream.encode import BatchBuilder
 from curvestream.delivery import Delivery
+from curvestream.encode import BatchBuilder
 from curvestream.http_fallback import BridgeHttp, Retryable
 from curvestream.settings import Settings
 from curvestream.spool import Spool, SpoolLocked

@@ -23,7 +23,8 @@ import numbers
 import os
 import pathlib
 import sys
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 
 def _default_backend() -> None:
@@ -39,7 +40,7 @@ def _default_backend() -> None:
 
 _default_backend()
 try:
-    import keras  # noqa: E402
+    import keras
 except ImportError as exc:
     raise ImportError(f"curvestream.keras needs Keras 3 and a backend it can load ({exc}): pip install keras and "
                       "torch (then KERAS_BACKEND=torch), jax or tensorflow") from exc
@@ -60,7 +61,7 @@ def _numbers(prefix: str, logs: Mapping[str, Any] | None) -> dict[str, Any]:
 
 class CurvestreamCallback(keras.callbacks.Callback):
     def __init__(self, project: str = "keras", run: str | None = None, *, config: Any = None,
-                 tags: Iterable[str] = (), group: str = "", id: str | None = None,  # noqa: A002
+                 tags: Iterable[str] = (), group: str = "", id: str | None = None,
                  resume: str | None = None, settings: Settings | None = None,
                  log_batches: bool = True, **setting_overrides: Any) -> None:
         super().__init__()
@@ -79,7 +80,7 @@ class CurvestreamCallback(keras.callbacks.Callback):
         if optimizer is not None and hasattr(optimizer, "get_config"):
             try:
                 config["optimizer"] = optimizer.get_config()
-            except Exception as exc:  # noqa: BLE001 - a config we cannot read never stops the fit
+            except Exception as exc:
                 config["optimizer"] = {"name": type(optimizer).__name__, "error": str(exc)[:200]}
         self._lazy.update_config(config)
 

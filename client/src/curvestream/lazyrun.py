@@ -11,7 +11,8 @@ the identity is chosen on first use.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from curvestream.factory import start_run
 from curvestream.identity import Identity, resolve
@@ -37,7 +38,7 @@ def flatten(values: Mapping[str, Any], delimiter: str = "/", prefix: str = "") -
 
 
 class LazyRun:
-    def __init__(self, project: str, run: str | None, *, id: str | None = None,  # noqa: A002
+    def __init__(self, project: str, run: str | None, *, id: str | None = None,
                  resume: str | None = None, config: Any = None, tags: Iterable[str] = (), group: str = "",
                  settings: Settings | None = None, **setting_overrides: Any) -> None:
         self.project = project

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from curvestream.lazyrun import LazyRun, flatten
 from curvestream.run import Run
@@ -42,7 +43,7 @@ def logger_class(base: type, rank_zero_experiment: Callable, rank_zero_only: Cal
 
         def __init__(self, project: str = "lightning_logs", run: str | None = None, *, config: Any = None,
                      tags: Iterable[str] = (), group: str = "", version: str | None = None,
-                     id: str | None = None, resume: str | None = None,  # noqa: A002
+                     id: str | None = None, resume: str | None = None,
                      settings: Settings | None = None, **setting_overrides: Any) -> None:
             super().__init__()
             if version is not None and id is not None and version != id:

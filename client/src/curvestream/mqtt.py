@@ -14,9 +14,10 @@ import logging
 import os
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import paho.mqtt.client as paho
+
 from curvestream_wire.mqtt import Callbacks, MqttConnection, SessionOptions
 from curvestream_wire.topics import Topics
 from curvestream_wire.v1 import run_pb2
@@ -50,7 +51,7 @@ class MqttLink:
         client_id: str,
         on_commit: Callable[[run_pb2.Commit], None],
         will: tuple[str, bytes] | None = None,
-        on_connected: Callable[["MqttLink"], None] | None = None,
+        on_connected: Callable[[MqttLink], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         on_change: Callable[[], None] | None = None,
     ) -> None:
@@ -171,7 +172,7 @@ class MqttLink:
         return info.is_published()
 
     # ------------------------------------------------------------------ paho callbacks
-    def _handle_connect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
+    def _handle_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
             if not self._conn.handshake.refused and str(reason_code) != self.last_error:
                 log.warning("curvestream: broker refused the connection: %s (points wait in the spool)",
@@ -198,7 +199,7 @@ class MqttLink:
         self.refused = refused
         self._changed()
 
-    def _handle_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:  # noqa: ANN001
+    def _handle_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
         if mid == self._suback_mid and not self._connected.is_set():
             self._up()
 
@@ -214,11 +215,11 @@ class MqttLink:
         if self._on_connected is not None:
             try:
                 self._on_connected(self)
-            except Exception:  # noqa: BLE001 - never raise into paho's loop
+            except Exception:
                 log.exception("curvestream: on-connect hook failed")
         self._changed()
 
-    def _handle_disconnect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
+    def _handle_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         if self._connected.is_set():
             self.down_since = self._clock()
         self._connected.clear()
@@ -230,22 +231,22 @@ class MqttLink:
         if self._on_change is not None and not self._stopped:
             try:
                 self._on_change()
-            except Exception:  # noqa: BLE001 - never raise into paho's loop
+            except Exception:
                 log.exception("curvestream: link change hook failed")
 
-    def _handle_message(self, client, userdata, message) -> None:  # noqa: ANN001
+    def _handle_message(self, client, userdata, message) -> None:
         with self._lock:
             handler = self._watched.get(message.topic)
         if handler is not None:
             try:
                 handler(message.payload)
-            except Exception:  # noqa: BLE001 - never raise into paho's loop
+            except Exception:
                 log.exception("curvestream: handling a message on %s failed", message.topic)
             return
         commit = run_pb2.Commit()
         try:
             commit.ParseFromString(message.payload)
-        except Exception:  # noqa: BLE001 - a foreign payload is not our problem
+        except Exception:
             log.debug("curvestream: ignoring an unreadable commit on %s", message.topic)
             return
         self._on_commit(commit)

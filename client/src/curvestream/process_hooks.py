@@ -22,13 +22,13 @@ __all__ = ["watch", "forget"]
 
 log = logging.getLogger("curvestream")
 
-_live_runs: "weakref.WeakSet[Run]" = weakref.WeakSet()
+_live_runs: weakref.WeakSet[Run] = weakref.WeakSet()
 _last_uncaught: tuple[type[BaseException], BaseException] | None = None
 _installed = False
 _lock = threading.Lock()
 
 
-def watch(run: "Run") -> None:
+def watch(run: Run) -> None:
     """From now on until ``forget``: finish the run at exit (failed after an
     uncaught exception) and detach it in forked children."""
     _install()
@@ -36,7 +36,7 @@ def watch(run: "Run") -> None:
     atexit.register(_finish_at_exit, weakref.ref(run))
 
 
-def forget(run: "Run") -> None:
+def forget(run: Run) -> None:
     _live_runs.discard(run)
 
 
@@ -51,7 +51,7 @@ def _install() -> None:
         _installed = True
         previous = sys.excepthook
 
-        def excepthook(exc_type, exc, tb) -> None:  # noqa: ANN001
+        def excepthook(exc_type, exc, tb) -> None:
             global _last_uncaught
             _last_uncaught = (exc_type, exc)
             previous(exc_type, exc, tb)
@@ -61,7 +61,7 @@ def _install() -> None:
             os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _finish_at_exit(ref: "weakref.ref[Run]") -> None:
+def _finish_at_exit(ref: weakref.ref[Run]) -> None:
     run = ref()
     if run is None or run.finished:
         return
@@ -71,7 +71,7 @@ def _finish_at_exit(ref: "weakref.ref[Run]") -> None:
             run.finish("failed", f"{exc[0].__name__}: {exc[1]}"[:2000])
         else:
             run.finish()
-    except Exception:  # noqa: BLE001 - never raise at interpreter exit
+    except Exception:
         log.exception("curvestream: finishing run %s/%s at exit failed", run.project, run.name)
 
 

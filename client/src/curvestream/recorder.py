@@ -20,7 +20,7 @@ import logging
 import math
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from curvestream.encode import BatchBuilder
 from curvestream.settings import Settings

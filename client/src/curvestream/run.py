@@ -21,7 +21,8 @@ import json
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from curvestream_wire import names
 from curvestream_wire.topics import Topics
@@ -97,7 +98,7 @@ class Run:
         meta: run_pb2.RunMeta,
         spool: Spool,
         recorder: Recorder,
-        session: "Session",
+        session: Session,
         losses: LossRecord,
         config: dict[str, Any],
         tags: list[str],
@@ -461,10 +462,10 @@ class Run:
             notices.all_delivered(self._label)
         return report
 
-    def __enter__(self) -> "Run":
+    def __enter__(self) -> Run:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
+    def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None or issubclass(exc_type, (GeneratorExit,)):
             self.finish()
         else:

@@ -19,7 +19,8 @@ import logging
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from curvestream_wire.topics import Topics
 from curvestream_wire.v1 import run_pb2
@@ -39,11 +40,11 @@ __all__ = ["Session", "session_for"]
 
 log = logging.getLogger("curvestream")
 
-_sessions: dict[tuple, "Session"] = {}
+_sessions: dict[tuple, Session] = {}
 _registry_lock = threading.Lock()
 
 
-def session_for(settings: Settings) -> "Session":
+def session_for(settings: Settings) -> Session:
     """The open session for these settings, started on first use."""
     key = settings.session_key()
     with _registry_lock:
@@ -102,7 +103,7 @@ class Session:
         return run_pb2.RunStatus(version=1, state=state, session=self.id, updated_ns=self._time_ns())
 
     # ------------------------------------------------------------------ runs coming and going
-    def attach(self, run: "Run") -> list[Spool]:
+    def attach(self, run: Run) -> list[Spool]:
         """Serve ``run`` from now on; returns the leftovers of dead producers found in its
         spool directory, which its ``finish()`` also waits for."""
         adopted = self._adopt_leftovers(run.settings, run.producer_id) if self.delivery is not None else []
@@ -133,14 +134,14 @@ class Session:
         if self.delivery is not None:
             self.delivery.uploader.wait_committed(producers, on_progress=on_progress, stall_s=stall_s)
 
-    def publish_status(self, run: "Run", status: run_pb2.RunStatus, timeout: float = 2.0) -> bool:
+    def publish_status(self, run: Run, status: run_pb2.RunStatus, timeout: float = 2.0) -> bool:
         link = self.link
         if link is None:
             return False
         return link.publish_and_wait(Topics.status(run.project, run.name), status.SerializeToString(), retain=True,
                                      timeout=timeout)
 
-    def detach(self, run: "Run") -> int:
+    def detach(self, run: Run) -> int:
         """Stop serving ``run`` (after its final round); free what the bridge committed of its
         spools and release them. Returns the batches left in them."""
         spools = [run.spool, *run.adopted]

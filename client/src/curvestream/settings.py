@@ -15,8 +15,9 @@ import dataclasses
 import os
 import pathlib
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from curvestream_wire.mqtt import MqttEndpoint
 
@@ -159,7 +160,7 @@ class Settings:
                 raise ValueError(f"curvestream setting bridge_url: expected http(s)://host[:port], got {self.bridge_url!r}")
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
@@ -178,7 +179,7 @@ class Settings:
         The others (batching, queue, spool) stay each run's own."""
         return tuple(getattr(self, name) for name in _SESSION_FIELDS)
 
-    def mqtt_endpoint(self) -> "MqttEndpoint":
+    def mqtt_endpoint(self) -> MqttEndpoint:
         return MqttEndpoint.parse(self.mqtt_url)
 
     @property

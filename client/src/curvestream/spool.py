@@ -19,19 +19,19 @@ renamed once their header is on disk, so a visible segment always has a header.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import dataclasses
 import errno
 import fcntl
 import json
 import logging
-import ctypes
-import ctypes.util
 import os
 import pathlib
 import struct
 import threading
 import zlib
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 __all__ = ["Spool", "SegmentInfo", "Damage", "iter_records", "list_producers", "SpoolLocked", "sync_spools"]
 
@@ -157,7 +157,7 @@ class Spool:
 
     # ---------------------------------------------------------------- opening
     @classmethod
-    def create(cls, spool_dir: pathlib.Path, producer_id: bytes, project: str, run: str) -> "Spool":
+    def create(cls, spool_dir: pathlib.Path, producer_id: bytes, project: str, run: str) -> Spool:
         """A new producer's spool. Its directory appears under its final name
         already locked, so another run sending leftovers in the same spool
         directory never takes it for a dead producer's (and removes it)."""
@@ -175,7 +175,7 @@ class Spool:
         return spool
 
     @classmethod
-    def adopt(cls, directory: pathlib.Path) -> "Spool":
+    def adopt(cls, directory: pathlib.Path) -> Spool:
         """Open a dead producer's leftovers; ``SpoolLocked`` when it still lives."""
         spool = cls(directory, bytes.fromhex(directory.name), "", "", owned=False)
         spool._take_lock()
@@ -432,7 +432,7 @@ class Spool:
         self._lock = threading.Lock()
 
 
-_syncfs: Callable[[int], int] | None | bool = False  # False: not looked up yet
+_syncfs: Callable[[int], int] | bool | None = False  # False: not looked up yet
 
 
 def _syncfs_function() -> Callable[[int], int] | None:

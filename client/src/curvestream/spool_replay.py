@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from curvestream_wire.seqset import SeqSet
 from curvestream_wire.topics import Topics
@@ -71,7 +72,7 @@ def _final_state(spool: Spool) -> int:
             batch = batch_pb2.Batch()
             try:
                 batch.ParseFromString(payload)
-            except Exception:  # noqa: BLE001 - reported by the bridge, not here
+            except Exception:
                 continue
             if batch.HasField("status") and batch.status.updated_ns >= newest:
                 newest, state = batch.status.updated_ns, batch.status.state

@@ -18,7 +18,8 @@ makes a new run under it unless ``resume=`` or ``id=`` says otherwise.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from transformers import TrainerCallback
 
@@ -45,7 +46,7 @@ def rewrite_logs(logs: Mapping[str, Any]) -> dict[str, float]:
 
 class CurvestreamCallback(TrainerCallback):
     def __init__(self, project: str = "huggingface", run: str | None = None, *, config: Any = None,
-                 tags: Iterable[str] = (), group: str = "", id: str | None = None,  # noqa: A002
+                 tags: Iterable[str] = (), group: str = "", id: str | None = None,
                  resume: str | None = None, settings: Settings | None = None,
                  **setting_overrides: Any) -> None:
         self._lazy = LazyRun(project, run, id=id, resume=resume, config=config, tags=tags, group=group,

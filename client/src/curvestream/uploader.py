@@ -26,7 +26,7 @@ import dataclasses
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from curvestream_wire.backoff import Backoff
 from curvestream_wire.seqset import SeqSet
@@ -35,7 +35,7 @@ from curvestream_wire.v1 import batch_pb2, run_pb2
 
 from curvestream.background import BackgroundLoop
 from curvestream.channels import FallbackPolicy
-from curvestream.exporters import ExportResult, Exporter
+from curvestream.exporters import Exporter, ExportResult
 from curvestream.settings import Settings
 from curvestream.spool import RECORD_HEAD_SIZE, Spool
 
@@ -185,7 +185,7 @@ class Uploader(BackgroundLoop):
         while not self._stop.is_set():
             try:
                 self.pump()
-            except Exception:  # noqa: BLE001 - log and go on; never die silently
+            except Exception:
                 log.exception("curvestream: uploader round failed")
                 self._stop.wait(0.5)
             self._wake.wait(self._idle_wait())
@@ -290,7 +290,7 @@ class Uploader(BackgroundLoop):
         if self.on_event is not None:
             try:
                 self.on_event(event, exporter, detail)
-            except Exception:  # noqa: BLE001 - a notice never stops the uploads
+            except Exception:
                 log.exception("curvestream: telling %s failed", event)
 
     def _apply_commits(self) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from curvestream.buckets import Buckets
 
@@ -48,7 +49,7 @@ def to_float(key: str, value: Any) -> float:
             raise _reject(key, value, f" (an array of shape {tuple(shape)}; log one number per key)")
         try:
             item = value.item()
-        except Exception as exc:  # noqa: BLE001 - any array library
+        except Exception as exc:
             raise _reject(key, value, f" ({exc})") from None
         if isinstance(item, complex) or not isinstance(item, numbers.Real):
             raise _reject(key, value)
@@ -124,7 +125,7 @@ def histogram_values(key: str, values: Any) -> Any:
         if kind not in ("f", "i", "u", "b"):
             raise TypeError(f"curvestream: histogram {key!r} needs real numbers, got an array of {values.dtype}")
         return values.astype("float64").ravel().copy()
-    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, set, frozenset)) and not hasattr(values, "__iter__"):
+    if isinstance(values, (str, bytes)) or (not isinstance(values, (Sequence, set, frozenset)) and not hasattr(values, "__iter__")):
         raise TypeError(f"curvestream: histogram {key!r} needs a sequence or array of numbers, got {type(values).__name__}")
     return [to_float(key, v) for v in values]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 __all__ = ["PinnableClock", "seconds_to_ns"]
 

@@ -25,7 +25,7 @@ import email.utils
 import random
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["Backoff", "parse_retry_after"]
 

@@ -21,7 +21,8 @@ import sys
 import threading
 import time
 import urllib.parse
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
@@ -49,7 +50,7 @@ class MqttEndpoint:
     password: str | None
 
     @classmethod
-    def parse(cls, url: str, setting: str = "mqtt_url") -> "MqttEndpoint":
+    def parse(cls, url: str, setting: str = "mqtt_url") -> MqttEndpoint:
         """``mqtt://[user:pass@]host[:port]``, ``mqtts://`` for TLS; a ValueError names ``setting``."""
         parsed = urllib.parse.urlsplit(url)
         if parsed.scheme not in ("mqtt", "mqtts", "tcp", "ssl") or not parsed.hostname:
@@ -243,7 +244,7 @@ class MqttConnection:
             client.on_subscribe = cb.on_subscribe
         return client
 
-    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         self.handshake.connack(reason_code)
         if self.handshake.refused and self._requested == "auto":
             # the owner switches to 3.1.1 with a new client and waits for this one's thread, which
@@ -278,7 +279,7 @@ class MqttConnection:
             return
         try:
             client.disconnect()
-        except Exception:  # noqa: BLE001 - it is gone either way
+        except Exception:
             pass
         if wait_disconnected is not None:
             deadline = self._clock() + timeout
@@ -301,5 +302,5 @@ class MqttConnection:
         client.loop_stop()
         try:
             client.disconnect()
-        except Exception:  # noqa: BLE001 - it is gone either way
+        except Exception:
             pass

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any, Iterator, Protocol
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 __all__ = ["MEDIA_TYPE", "MAGIC", "frame", "end_frame", "error_frame", "read_frames", "StreamCut"]
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from curvestream_wire.v1 import batch_pb2
+
 from curvestream_bridge.alerts.rules import parse_rules
 from curvestream_bridge.alerts.service import AlertService
 from curvestream_bridge.ingest import Ingest, IngestListener, Kind, Message
@@ -14,7 +16,6 @@ from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.base import StoreUnavailable
 from curvestream_bridge.store.duckdb.store import DuckDBStore
-from curvestream_wire.v1 import batch_pb2
 
 RULES = parse_rules("rules: [{name: plateau, kind: plateau, key: loss, smoothing: 0.5, patience_steps: 150, min_delta: 0}]")
 PID = b"\x07" * 16
@@ -40,7 +41,7 @@ class Evaluating(IngestListener):
     def __init__(self, alerts: AlertService) -> None:
         self.alerts = alerts
 
-    def evaluate(self, batches) -> None:  # noqa: ANN001
+    def evaluate(self, batches) -> None:
         self.alerts.on_round(batches)
 
 

@@ -4,7 +4,7 @@ makers: the seams for the ingest stages' unit tests."""
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 from curvestream_wire.v1 import batch_pb2, run_pb2
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from ingest_fakes import payload
 
 from curvestream_bridge.clock_skew import ClockSkew
 from curvestream_bridge.decode import Rejected
 from curvestream_bridge.ingest import Kind, Message
 from curvestream_bridge.ingest.decoding import Decoder
 from curvestream_bridge.metrics import Metrics
-from ingest_fakes import payload
 
 
 def decoder() -> Decoder:

@@ -4,8 +4,9 @@ bounded, a finished run's producer let go."""
 
 from __future__ import annotations
 
-from curvestream_bridge.ingest.dedupe import Dedupe
 from ingest_fakes import FakeStore
+
+from curvestream_bridge.ingest.dedupe import Dedupe
 
 
 def test_new_producers_are_read_from_the_store_together_once():
@@ -53,7 +54,7 @@ def test_an_unexpected_error_reading_the_store_is_reported_and_the_producer_aske
     errors: list[Exception] = []
     calls = []
 
-    def ranges(pids):  # noqa: ANN001, ANN202
+    def ranges(pids):
         calls.append(pids)
         if len(calls) == 1:
             raise KeyError("a bug")

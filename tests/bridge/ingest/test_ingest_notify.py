@@ -7,34 +7,35 @@ from __future__ import annotations
 import logging
 import threading
 
+from ingest_fakes import payload
+
 from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import decode_batch
 from curvestream_bridge.ingest import IngestListener, Kind, Message
 from curvestream_bridge.ingest.notify import Notifier
 from curvestream_bridge.ingest.retry import Retrier
-from curvestream_bridge.metrics import BATCHES_INGESTED, Metrics, POINTS_INGESTED, STORE_ERRORS
+from curvestream_bridge.metrics import BATCHES_INGESTED, POINTS_INGESTED, STORE_ERRORS, Metrics
 from curvestream_bridge.ratelog import RateLimitedLog
 from curvestream_bridge.store.base import StoreUnavailable
-from ingest_fakes import payload
 
 
 class Broken(IngestListener):
     def __init__(self) -> None:
         self.evaluations = 0
 
-    def decoded(self, batches) -> None:  # noqa: ANN001
+    def decoded(self, batches) -> None:
         raise RuntimeError("a bug in the live push")
 
-    def stored(self, batches) -> None:  # noqa: ANN001
+    def stored(self, batches) -> None:
         raise RuntimeError("a bug in the runs list")
 
-    def evaluate(self, batches) -> None:  # noqa: ANN001
+    def evaluate(self, batches) -> None:
         self.evaluations += 1
         if self.evaluations < 3:
             raise StoreUnavailable("alert state not saved", retry_after_s=0.01)
 
-    def status(self, status) -> None:  # noqa: ANN001
+    def status(self, status) -> None:
         raise RuntimeError("a bug in the tails")
 
 

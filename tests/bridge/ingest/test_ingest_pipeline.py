@@ -6,12 +6,13 @@ of its producer."""
 
 from __future__ import annotations
 
+from ingest_fakes import PID, FakeStore, payload
+
 from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.ingest import Ingest, IngestListener, Kind, Message
 from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.settings import BridgeSettings
-from ingest_fakes import PID, FakeStore, payload
 from servers import wait_until
 
 
@@ -20,10 +21,10 @@ class Heard(IngestListener):
         self.live: list[int] = []
         self.stored_seqs: list[int] = []
 
-    def decoded(self, batches) -> None:  # noqa: ANN001
+    def decoded(self, batches) -> None:
         self.live += [b.seq for b in batches]
 
-    def stored(self, batches) -> None:  # noqa: ANN001
+    def stored(self, batches) -> None:
         self.stored_seqs += [b.seq for b in batches]
 
 

@@ -7,6 +7,7 @@ import queue
 import threading
 
 import pytest
+from ingest_fakes import payload
 
 from curvestream_bridge.clock_skew import ClockSkew
 from curvestream_bridge.ingest import IngestListener, Kind, Message
@@ -16,14 +17,13 @@ from curvestream_bridge.ingest.receive import Receiver
 from curvestream_bridge.ingest.retry import Retrier
 from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.ratelog import RateLimitedLog
-from ingest_fakes import payload
 
 
 class Live(IngestListener):
     def __init__(self) -> None:
         self.seen: list[tuple[int, str]] = []
 
-    def decoded(self, batches) -> None:  # noqa: ANN001
+    def decoded(self, batches) -> None:
         self.seen += [(b.seq, threading.current_thread().name) for b in batches]
 
 

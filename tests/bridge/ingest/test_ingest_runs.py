@@ -7,6 +7,7 @@ import logging
 import threading
 
 import pytest
+from ingest_fakes import FakeStore
 
 from curvestream_wire.v1 import run_pb2
 
@@ -18,14 +19,13 @@ from curvestream_bridge.ingest.retry import Retrier
 from curvestream_bridge.ingest.runs import RunMessages
 from curvestream_bridge.metrics import Metrics
 from curvestream_bridge.ratelog import RateLimitedLog
-from ingest_fakes import FakeStore
 
 
 class Statuses(IngestListener):
     def __init__(self) -> None:
         self.heard: list[str] = []
 
-    def status(self, status) -> None:  # noqa: ANN001
+    def status(self, status) -> None:
         self.heard.append(run_pb2.RunState.Name(status.state))
 
 

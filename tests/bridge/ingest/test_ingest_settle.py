@@ -8,13 +8,13 @@ import logging
 import struct
 
 import pytest
+from ingest_fakes import PID, payload
 
 from curvestream_bridge.decode import Rejected, decode_batch
 from curvestream_bridge.ingest import Kind, Message
 from curvestream_bridge.ingest.settle import Settler
-from curvestream_bridge.metrics import Metrics, REJECTED
+from curvestream_bridge.metrics import REJECTED, Metrics
 from curvestream_bridge.ratelog import RateLimitedLog
-from ingest_fakes import PID, payload
 
 
 def settler(tmp_path, commits: list) -> tuple[Settler, Metrics]:

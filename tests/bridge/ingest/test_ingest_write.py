@@ -7,17 +7,17 @@ import logging
 import threading
 
 import pytest
+from ingest_fakes import FakeStore, payload
 
 from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.decode import decode_batch
 from curvestream_bridge.ingest import Kind, Message
 from curvestream_bridge.ingest.retry import Retrier, Stopping
 from curvestream_bridge.ingest.write import Writer
-from curvestream_bridge.metrics import BATCHES_PARKED, Metrics, STORE_ERRORS, STORE_UNEXPECTED_ERRORS
+from curvestream_bridge.metrics import BATCHES_PARKED, STORE_ERRORS, STORE_UNEXPECTED_ERRORS, Metrics
 from curvestream_bridge.parked import ParkedBatches
 from curvestream_bridge.ratelog import RateLimitedLog
 from curvestream_bridge.store.base import StoreUnavailable
-from ingest_fakes import FakeStore, payload
 
 
 def batches(*seqs: int) -> list[DecodedBatch]:

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+from test_store_support import duckdb_store
 
 from curvestream_bridge.store.base import StoreUnavailable
 from curvestream_bridge.store.duckdb import alertstate
-
-from test_store_support import duckdb_store
 
 
 def test_a_refused_alert_state_write_is_store_unavailable_and_keeps_the_state_before(tmp_path):

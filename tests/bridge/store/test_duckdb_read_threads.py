@@ -9,13 +9,12 @@ import threading
 
 import numpy as np
 import pytest
+from test_store_support import assert_same, batches, curve, duckdb_store, reference, write_all
 
 from curvestream_bridge.store import open_store
 from curvestream_bridge.store.base import SeriesQuery
 from curvestream_bridge.store.cancel import CANCEL, ReadCancel, ReadCancelled
 from curvestream_bridge.store.duckdb.store import READ_THREADS
-
-from test_store_support import assert_same, batches, curve, duckdb_store, reference, write_all
 
 RUNS = {"r0": 5_000, "r1": 40, "r2": 9_000, "r3": 3_000, "r4": 700}  # r1: too short for rollups
 

@@ -15,14 +15,13 @@ import threading
 
 import numpy as np
 import pytest
+from test_store_support import Points, assert_same, batches, curve, duckdb_store, reference
 
 from curvestream_bridge.service import Bridge
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store import open_store
 from curvestream_bridge.store.base import SeriesQuery
 from curvestream_bridge.store.duckdb import rollcache, rollrows, upper
-
-from test_store_support import Points, assert_same, batches, curve, duckdb_store, reference
 
 RUNS = ("r0", "r1")
 
@@ -216,7 +215,7 @@ def test_reads_beside_a_writer_each_answer_one_committed_state(tmp_path, merge_e
             try:
                 for item in items[3:]:
                     store.write([item])
-            except BaseException as exc:  # noqa: BLE001 - reported by the test's thread
+            except BaseException as exc:
                 failed.append(exc)
             finally:
                 done.set()

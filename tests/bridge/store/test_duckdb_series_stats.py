@@ -8,12 +8,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from test_store_support import T0, duckdb_store
 
 from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
-
-from test_store_support import T0, duckdb_store
 
 
 def batch(seq: int, key_points: dict[str, list[tuple[int, int, float]]]) -> DecodedBatch:

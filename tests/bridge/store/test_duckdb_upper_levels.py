@@ -12,11 +12,10 @@ import sys
 
 import numpy as np
 import pytest
+from test_store_support import Points, assert_same, batches, curve, duckdb_store, reference
 
 from curvestream_bridge.store.base import SeriesQuery
 from curvestream_bridge.store.duckdb import upper
-
-from test_store_support import Points, assert_same, batches, curve, duckdb_store, reference
 
 QUERIES = [SeriesQuery("proj", "run", "loss", x, None, None, w) for x in ("step", "time", "relative") for w in (3, 400)]
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_store_support import T0, Points, assert_same, batches, curve, duckdb_store, reference, write_all
 
 from curvestream_bridge.store.base import SeriesQuery
-
-from test_store_support import T0, Points, assert_same, batches, curve, duckdb_store, reference, write_all
 
 
 def uneven(rng: np.random.Generator, n: int) -> Points:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import time
 
 import httpx
-import pytest
 import numpy as np
+import pytest
+from test_store_support import T0, assert_same, batches, curve, influx_store, reference, write_all
 
 from curvestream_wire.v1 import run_pb2
 
 from curvestream_bridge.store.base import SeriesQuery
-from test_store_support import T0, assert_same, batches, curve, influx_store, reference, write_all
 
 
 def _influxql(influxd, q: str, db: str | None = None) -> list[dict]:

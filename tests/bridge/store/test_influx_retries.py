@@ -11,13 +11,12 @@ import gzip
 import httpx
 import numpy as np
 import pytest
+from test_store_support import T0, Points, assert_same, influx_store, reference
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store.base import SeriesQuery, StoreUnavailable
 from curvestream_bridge.store.influx.lineproto import decode_tag
 from curvestream_bridge.store.influx.rows import packs_of, rows_of, series_where
-
-from test_store_support import T0, Points, assert_same, influx_store, reference
 
 KEY = ("proj", "run", "loss")
 

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_store_support import Points, assert_same, curve, reference
 
 from curvestream_bridge.store.base import SeriesQuery
-from curvestream_bridge.store.m4.plan import X_NEG, X_POS, AxisScale, Intervals, column_intervals, plan_pieces
-from curvestream_bridge.store.m4.levels import LevelPlan, batch_partials, choose_base, many_partials
+from curvestream_bridge.store.m4.agg import FIRST, LAST, MAX, MIN, M4Agg, merge
 from curvestream_bridge.store.m4.kernel import m4_indices, pixel_columns
-from curvestream_bridge.store.m4.agg import MAX, MIN, M4Agg, merge
-from curvestream_bridge.store.m4.agg import FIRST, LAST
+from curvestream_bridge.store.m4.levels import LevelPlan, batch_partials, choose_base, many_partials
+from curvestream_bridge.store.m4.plan import X_NEG, X_POS, AxisScale, Intervals, column_intervals, plan_pieces
 from curvestream_bridge.store.m4.query import assemble, frame, m4_result, raw_result
-
-from test_store_support import Points, assert_same, curve, reference
 
 
 def rolled_up(points: Points, axis: str, cuts: np.ndarray) -> tuple[LevelPlan, list]:

@@ -11,13 +11,13 @@ import math
 
 import numpy as np
 import pytest
+from test_store_support import Points, batches, opener, write_all
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.m4.kernel import m4_indices
 from curvestream_bridge.store.m4.levels import LevelPlan, batch_partials, choose_base
 from curvestream_bridge.store.m4.query import assemble, frame, m4_result
 from m4_golden import VECTORS, M4Case, M4Query, load_m4_vectors, make_vectors, reference_query, render
-from test_store_support import Points, batches, opener, write_all
 
 CASES = load_m4_vectors()
 
@@ -75,7 +75,7 @@ def _expected(case: M4Case, q: M4Query, chosen: list[int]) -> list[tuple[int, in
 def _same(got: list[tuple[int, int, float]], want: list[tuple[int, int, float]]) -> bool:
     """The same points (step, wall, value; NaN equal to NaN, -0.0 to 0.0: InfluxDB 1.6.7 keeps no sign of zero)."""
     return len(got) == len(want) and all(
-        g[:2] == w[:2] and (g[2] == w[2] or math.isnan(g[2]) and math.isnan(w[2])) for g, w in zip(got, want))
+        g[:2] == w[:2] and (g[2] == w[2] or (math.isnan(g[2]) and math.isnan(w[2]))) for g, w in zip(got, want))
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if len(c.steps)], ids=[c.name for c in CASES if len(c.steps)])

@@ -10,11 +10,10 @@ import dataclasses
 
 import numpy as np
 import pytest
+from test_store_support import T0, Points, assert_same, batches, opener, reference, write_all
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.m4.kernel import pixel_columns
-
-from test_store_support import T0, Points, assert_same, batches, opener, reference, write_all
 
 N = 1_000_000
 HEIGHT = 300

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import duckdb
 import httpx
 import numpy as np
 import pytest
 import uvicorn
+from test_store_support import batches, curve
 
 from curvestream_bridge.service import Bridge
 from curvestream_bridge.settings import BridgeSettings
@@ -20,7 +22,6 @@ from curvestream_bridge.store import open_store
 from curvestream_bridge.store.base import SeriesQuery
 from curvestream_bridge.store.cancel import CANCEL, ReadCancel, ReadCancelled, check, interrupting
 from servers import free_port
-from test_store_support import batches, curve
 
 
 class WaitingStore:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_m4_spikes import raster
+from test_store_support import T0, Points, assert_same, batches, influx_store, reference, write_all
 
 from bridge_client import served_bridge
 from curvestream_bridge import series_binary
@@ -17,9 +19,6 @@ from curvestream_bridge.jsonnum import json_floats
 from curvestream_bridge.store.base import SeriesQuery
 from curvestream_bridge.store.m4.plan import AxisScale, column_intervals
 from curvestream_bridge.store.m4.snap import FLOAT_SLACK_NS, MIN_UNITS, TIME_UNITS_MS, snap
-
-from test_m4_spikes import raster
-from test_store_support import T0, Points, assert_same, batches, influx_store, reference, write_all
 
 
 @pytest.mark.parametrize("axis", ["step", "time"])

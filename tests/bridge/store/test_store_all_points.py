@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_store_support import Points, batches, curve, opener, write_all
 
 from curvestream_bridge.store.duckdb import allpoints as duckdb_pages
 from curvestream_bridge.store.influx import allpoints as influx_pages
-
-from test_store_support import Points, batches, curve, opener, write_all
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "influxdb"])

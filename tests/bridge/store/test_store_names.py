@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_store_support import T0, Points, assert_same, batches, opener, reference, write_all
 
 from curvestream_bridge.store.base import SeriesQuery
 from curvestream_bridge.store.influx.ladder import time_plan
-from curvestream_bridge.store.influx.rollup import BOTTOM_TARGET_POINTS
 from curvestream_bridge.store.influx.lineproto import decode_tag
-
-from test_store_support import Points, T0, assert_same, batches, opener, reference, write_all
+from curvestream_bridge.store.influx.rollup import BOTTOM_TARGET_POINTS
 
 HOSTILE = [
     "a,b", "a=b", "a b", 'say "hi"', "it's", "back\\slash\\", "line\nbreak", "'; DROP TABLE series; --",

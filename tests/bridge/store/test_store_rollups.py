@@ -10,10 +10,9 @@ import urllib.request
 
 import numpy as np
 import pytest
+from test_store_support import Points, assert_same, batches, curve, opener, reference, write_all
 
 from curvestream_bridge.store.base import SeriesQuery
-
-from test_store_support import Points, assert_same, batches, curve, opener, reference, write_all
 
 ENGINES = ["duckdb", "influxdb"]
 

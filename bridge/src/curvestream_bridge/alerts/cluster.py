@@ -21,7 +21,8 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from curvestream_wire.mqtt import Callbacks, MqttConnection, MqttEndpoint, SessionOptions
 from curvestream_wire.topics import PREFIX, Topics
@@ -45,7 +46,7 @@ def presence_topic(bridge: str) -> str:
 
 
 class AlertFeed:
-    def __init__(self, settings: BridgeSettings, service: "AlertService",
+    def __init__(self, settings: BridgeSettings, service: AlertService,
                  on_leader_change: Callable[[bool], None]) -> None:
         self.settings = settings
         self.service = service
@@ -78,13 +79,13 @@ class AlertFeed:
         self._thread.join(2.0)
 
     # ------------------------------------------------------------------ paho's thread
-    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:  # noqa: ANN001
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
             return
         client.subscribe([(Topics.POINTS_FILTER, 1), (Topics.STATUS_FILTER, 1), (PRESENCE_FILTER, 1)])
         client.publish(presence_topic(self.me), self.me.encode(), qos=1, retain=True)
 
-    def _on_message(self, client, userdata, message) -> None:  # noqa: ANN001
+    def _on_message(self, client, userdata, message) -> None:
         while not self._stop.is_set():
             try:
                 self._queue.put((message, client), timeout=1.0)
@@ -106,7 +107,7 @@ class AlertFeed:
                 except StoreUnavailable as exc:  # the same message again once the store answers
                     log.warning("curvestream bridge: alert state not saved (%s); the feed waits", exc)
                     self._stop.wait(1.0)
-                except Exception:  # noqa: BLE001 - the feed must never die
+                except Exception:
                     log.exception("curvestream bridge: alert feed failed on %s", message.topic)
                     break
             if self._stop.is_set():
@@ -114,10 +115,10 @@ class AlertFeed:
             if message.qos > 0:
                 try:
                     client.ack(message.mid, message.qos)
-                except Exception:  # noqa: BLE001
+                except Exception:
                     pass
 
-    def _handle(self, message) -> None:  # noqa: ANN001
+    def _handle(self, message) -> None:
         if message.topic.startswith(f"{PREFIX}/bridges/"):
             self._presence(message.topic.rsplit("/", 1)[1], message.payload.decode(errors="replace"))
             return

@@ -25,7 +25,7 @@ import datetime
 import json
 import threading
 import time
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -46,7 +46,7 @@ class Changes:
     entries: dict[str, str] = dataclasses.field(default_factory=dict)
     alerts: list[Alert] = dataclasses.field(default_factory=list)
 
-    def merge(self, other: "Changes") -> None:
+    def merge(self, other: Changes) -> None:
         self.entries.update(other.entries)
         self.alerts.extend(other.alerts)
 

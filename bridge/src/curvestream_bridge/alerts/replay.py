@@ -18,7 +18,8 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 

@@ -175,7 +175,7 @@ class Rule(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _fields_fit_kind(self) -> "Rule":
+    def _fields_fit_kind(self) -> Rule:
         allowed = self._ALLOWED[self.kind]
         for field in sorted(self._TUNABLE - allowed):
             if getattr(self, field) is not None:

@@ -16,7 +16,8 @@ import hashlib
 import json
 import logging
 import threading
-from typing import Any, Callable, Container, Sequence
+from collections.abc import Callable, Container, Sequence
+from typing import Any
 
 from curvestream_wire.backoff import Backoff
 from curvestream_wire.topics import Topics
@@ -25,7 +26,7 @@ from curvestream_bridge.alerts.engine import SEP, Alert, AlertEngine, Changes
 from curvestream_bridge.alerts.rules import Rule, default_rules, load_rules
 from curvestream_bridge.alerts.webhook import WebhookSender
 from curvestream_bridge.batch import DecodedBatch
-from curvestream_bridge.metrics import ALERTS, ALERT_DELIVERIES_RECORDED, ALERT_STATE_ERRORS, Metrics
+from curvestream_bridge.metrics import ALERT_DELIVERIES_RECORDED, ALERT_STATE_ERRORS, ALERTS, Metrics
 from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.base import AlertStateStore, StoreUnavailable, state_name
 
@@ -183,7 +184,7 @@ class AlertService:
             try:
                 with self._lock:
                     self._apply(self.engine.tick())
-            except Exception:  # noqa: BLE001 - the watch goes on
+            except Exception:
                 log.exception("curvestream bridge: alert tick failed")
 
     # ------------------------------------------------------------------ outputs
@@ -208,7 +209,7 @@ class AlertService:
             if self.on_alert is not None:  # this bridge's own WebSocket clients
                 try:
                     self.on_alert(alert.to_json())
-                except Exception:  # noqa: BLE001
+                except Exception:
                     log.exception("curvestream bridge: live alert push failed")
         if self.leading:
             self._deliver(pending.alerts)
@@ -233,7 +234,7 @@ class AlertService:
                     self.publish(Topics.alerts(alert.project, alert.run), json.dumps(alert.to_json(),
                                                                                      allow_nan=False).encode())
                     published.append(alert)
-                except Exception:  # noqa: BLE001 - MQTT down: the API and webhooks still have it
+                except Exception:
                     log.exception("curvestream bridge: publishing an alert on MQTT failed")
             for hook in self.webhooks:
                 ident = (hook.url, alert.id, alert.version)
@@ -243,7 +244,7 @@ class AlertService:
         if published:
             try:
                 self._record(MQTT_SINK, published)
-            except Exception:  # noqa: BLE001 - delivered; a bridge taking over may send them again
+            except Exception:
                 log.exception("curvestream bridge: remembering the alerts published on MQTT failed")
 
     def _webhook_delivered(self, url: str, alert: Alert) -> None:

@@ -99,7 +99,7 @@ class TrailingWindow:
                 "steps": base64.b64encode(self.steps.astype("<i8").tobytes()).decode()}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TrailingWindow":
+    def from_dict(cls, d: dict[str, Any]) -> TrailingWindow:
         return cls(int(d["size"]), np.frombuffer(base64.b64decode(d["values"]), dtype="<f8"),
                    np.frombuffer(base64.b64decode(d["steps"]), dtype="<i8"))
 

@@ -16,7 +16,8 @@ import logging
 import threading
 import time
 import urllib.parse
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -133,7 +134,7 @@ class WebhookSender:
                 self.delivered += 1
                 try:
                     self.on_delivered(self.url, alert)
-                except Exception:  # noqa: BLE001 - remembering is best effort; a re-send is harmless
+                except Exception:
                     log.exception("curvestream bridge: could not record a delivered alert")
             else:
                 self.failed += 1

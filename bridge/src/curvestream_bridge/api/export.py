@@ -13,7 +13,8 @@ writing them answers 503 before any byte is sent.
 from __future__ import annotations
 
 import urllib.parse
-from typing import Iterator, Literal
+from collections.abc import Iterator
+from typing import Literal
 
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response, StreamingResponse

@@ -9,7 +9,8 @@ against any object with these methods.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from starlette.websockets import WebSocket
 
@@ -19,8 +20,8 @@ from curvestream_bridge.run_lifecycle import DeletedRuns, delete_run
 if TYPE_CHECKING:
     from curvestream_wire.v1 import run_pb2
 
-    from curvestream_bridge.alerts.service import AlertService
     from curvestream_bridge.alerts.engine import Alert
+    from curvestream_bridge.alerts.service import AlertService
     from curvestream_bridge.ingest import Ingest
     from curvestream_bridge.live import LiveHub
     from curvestream_bridge.metrics import Metric, Metrics

@@ -14,11 +14,11 @@ one that may be absent has a default.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.json_schema import models_json_schema
-from typing_extensions import Annotated, TypeAliasType
+from typing_extensions import TypeAliasType
 
 __all__ = ["TYPE_ALIASES", "HTTP_MODELS", "LIVE_MODELS", "LiveMessage", "SeriesBinaryHeaders", "definitions"]
 
@@ -30,7 +30,7 @@ class _Shape(BaseModel):
 # ---------------------------------------------------------------------------------------------- shared types
 
 ApiNumber = TypeAliasType("ApiNumber", Annotated[
-    Union[float, Literal["NaN", "Infinity", "-Infinity"]],
+    float | Literal["NaN", "Infinity", "-Infinity"],
     Field(description="A value as JSON carries it: non-finite values travel as strings.")])
 RunState = TypeAliasType("RunState", Literal["running", "finished", "failed", "lost", "unknown"])
 XMode = TypeAliasType("XMode", Annotated[
@@ -44,7 +44,7 @@ AlertKind = TypeAliasType("AlertKind", Annotated[
     Field(description="What raised the alert: a rule of that kind, or the training script (`code`, `run.alert`: "
                       "its rule is the alert's title).")])
 AlertValue = TypeAliasType("AlertValue", Annotated[
-    Union[float, Literal["NaN", "+Inf", "-Inf"], None],
+    float | Literal["NaN", "+Inf", "-Inf"] | None,
     Field(description="The value that made the alert change: a number, `NaN`, `+Inf`, `-Inf` or null.")])
 
 TYPE_ALIASES = (ApiNumber, RunState, XMode, MetricKind, AlertKind, AlertValue)
@@ -590,8 +590,7 @@ class LiveErrorMessage(_Shape):
 
 
 LiveMessage = TypeAliasType("LiveMessage", Annotated[
-    Union[LiveAlertMessage, LivePointsMessage, LiveStatusMessage, LiveRunMessage, LiveGapMessage, LiveTextsMessage,
-          LiveHistogramMessage, LiveSubscribedMessage, LiveErrorMessage],
+    LiveAlertMessage | LivePointsMessage | LiveStatusMessage | LiveRunMessage | LiveGapMessage | LiveTextsMessage | LiveHistogramMessage | LiveSubscribedMessage | LiveErrorMessage,
     Field(discriminator="type", description="A message the bridge pushes on `WS /api/v1/live`.")])
 
 HTTP_MODELS: tuple[type[BaseModel], ...] = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+
 from fastapi import APIRouter
 from fastapi.responses import Response
 

@@ -4,7 +4,8 @@ unavailability mapped to 503, and reads stopped when their client goes away."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import HTTPException, Request
 

@@ -16,8 +16,12 @@ from fastapi.responses import JSONResponse, Response
 from curvestream_bridge import series_binary
 from curvestream_bridge.api.answer import GUARDED, answer
 from curvestream_bridge.api.deps import READ, Api
-from curvestream_bridge.api.models import (ApiHistogramsResponse, ApiSeriesManyResponse, ApiSeriesResponse,
-                                           ApiTextsResponse)
+from curvestream_bridge.api.models import (
+    ApiHistogramsResponse,
+    ApiSeriesManyResponse,
+    ApiSeriesResponse,
+    ApiTextsResponse,
+)
 from curvestream_bridge.api.paths import RUN_PAIRS_HELP, name, run_pairs
 from curvestream_bridge.api.reads import in_thread, read_for
 from curvestream_bridge.jsonnum import json_float, json_floats

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import duckdb
 import numpy as np

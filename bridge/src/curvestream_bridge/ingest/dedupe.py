@@ -20,7 +20,7 @@ from __future__ import annotations
 import collections
 import logging
 import threading
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from curvestream_wire.seqset import SeqSet
 
@@ -61,7 +61,7 @@ class Dedupe:
             found = self.ranges_of(new)
         except Stopping:
             raise
-        except Exception as exc:  # noqa: BLE001 - unexpected: the store's own dedupe still holds
+        except Exception as exc:
             if self.on_error is not None:
                 self.on_error(exc)
             return

@@ -11,7 +11,7 @@ logged and swallowed, so a listener never holds up ingest.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from curvestream_wire.v1 import run_pb2
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.parked import ParkedBatch

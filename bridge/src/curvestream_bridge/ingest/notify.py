@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from curvestream_wire.v1 import run_pb2
 
@@ -16,7 +16,7 @@ from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.ingest.listener import IngestListener
 from curvestream_bridge.ingest.message import Message
 from curvestream_bridge.ingest.retry import Retrier
-from curvestream_bridge.metrics import BATCHES_INGESTED, INGEST_LAG, Metrics, POINTS_INGESTED
+from curvestream_bridge.metrics import BATCHES_INGESTED, INGEST_LAG, POINTS_INGESTED, Metrics
 
 __all__ = ["Notifier"]
 
@@ -38,7 +38,7 @@ class Notifier:
             return
         try:
             self.listener.decoded(batches)
-        except Exception:  # noqa: BLE001 - the live push never holds up the store
+        except Exception:
             log.exception("curvestream bridge: live fan-out failed")
 
     def stored(self, fresh: list[tuple[Message, DecodedBatch]]) -> None:
@@ -59,7 +59,7 @@ class Notifier:
             self.metrics.set(INGEST_LAG, max(0.0, (now - lag_from) / 1e9))
         try:
             self.listener.stored([b for _, b in fresh])
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("curvestream bridge: live fan-out failed")
 
     def evaluate(self, batches: list[DecodedBatch]) -> None:
@@ -70,7 +70,7 @@ class Notifier:
     def status(self, status: run_pb2.RunStatus) -> None:
         try:
             self.listener.status(status)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("curvestream bridge: status fan-out failed")
         if status.state in _ENDED and self.on_ended is not None:
             self.on_ended(status)

@@ -49,12 +49,12 @@ from curvestream_bridge.metrics import (
     BATCHES_DUPLICATE,
     INGEST_QUEUE_BYTES,
     INGEST_QUEUE_DEPTH,
-    INGEST_ROUNDS,
     INGEST_ROUND_MESSAGES,
+    INGEST_ROUNDS,
     INGEST_STAGE_SECONDS,
-    Metrics,
     PARKED_BATCHES,
     STORE_UNEXPECTED_ERRORS,
+    Metrics,
 )
 from curvestream_bridge.parked import ParkedBatches
 from curvestream_bridge.ratelog import RateLimitedLog
@@ -196,7 +196,7 @@ class Ingest:
                 self._timed("prepare", started)
             except Stopping:
                 return
-            except Exception:  # noqa: BLE001 - the pipeline must never die
+            except Exception:
                 log.exception("curvestream bridge: preparing an ingest round failed; messages stay unacknowledged")
                 _fail_replies(messages)
                 continue
@@ -218,7 +218,7 @@ class Ingest:
                 self.write_round(r)
             except Stopping:
                 return
-            except Exception:  # noqa: BLE001 - the writer must never die
+            except Exception:
                 log.exception("curvestream bridge: ingest round failed; messages stay unacknowledged")
                 _fail_replies(r.messages)
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 import threading
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from curvestream_wire.backoff import Backoff
 
-from curvestream_bridge.metrics import Metrics, STORE_ERRORS
+from curvestream_bridge.metrics import STORE_ERRORS, Metrics
 from curvestream_bridge.ratelog import RateLimitedLog
 from curvestream_bridge.store.base import StoreUnavailable
 

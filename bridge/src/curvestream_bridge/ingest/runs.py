@@ -5,7 +5,7 @@ follows its last stored point. One handler per kind of message."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from curvestream_wire.v1 import run_pb2
 

@@ -10,11 +10,10 @@ commit so the trainer stops re-sending it.
 
 from __future__ import annotations
 
-import logging
 import struct
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from curvestream_wire.seqset import SeqSet
 from curvestream_wire.v1 import run_pb2
@@ -22,7 +21,7 @@ from curvestream_wire.v1 import run_pb2
 from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.decode import Rejected
 from curvestream_bridge.ingest.message import Message
-from curvestream_bridge.metrics import Metrics, REJECTED
+from curvestream_bridge.metrics import REJECTED, Metrics
 from curvestream_bridge.parked import ParkedBatches
 from curvestream_bridge.ratelog import RateLimitedLog
 

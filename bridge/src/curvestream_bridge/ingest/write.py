@@ -21,10 +21,10 @@ from curvestream_bridge.ingest.message import Message
 from curvestream_bridge.ingest.retry import Retrier, Stopping, why
 from curvestream_bridge.metrics import (
     BATCHES_PARKED,
-    Metrics,
     PARK_ERRORS,
     STORE_UNEXPECTED_ERRORS,
     STORE_WRITE_SECONDS,
+    Metrics,
 )
 from curvestream_bridge.parked import ParkedBatches
 from curvestream_bridge.ratelog import RateLimitedLog
@@ -70,7 +70,7 @@ class Writer:
                 return self._one_by_one(batches, attempts)  # find the culprit
             except Stopping:
                 raise
-            except Exception as exc:  # noqa: BLE001 - unexpected: a bug or an unforeseen answer
+            except Exception as exc:
                 failure = why(exc)
                 self._alarm(exc, failure, batches, attempt, attempts)
                 if attempt < attempts:

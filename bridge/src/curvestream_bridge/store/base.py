@@ -19,7 +19,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from typing import Any, Iterator, Literal, NamedTuple, Protocol, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal, NamedTuple, Protocol
 
 import numpy as np
 

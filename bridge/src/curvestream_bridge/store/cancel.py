@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 __all__ = ["CANCEL", "ReadCancel", "ReadCancelled", "check", "interrupting"]
 

@@ -31,16 +31,17 @@ Re-importing sends nothing new (:mod:`curvestream.importing`).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from curvestream_wire.v1 import run_pb2
 
-from curvestream.version import __version__
 from curvestream.importing import Batches, ImportBatches, ImportRun, import_runs, producer_id_of
 from curvestream.settings import Settings
+from curvestream.version import __version__
 
 __all__ = ["import_mlflow", "find_runs", "MlflowRun"]
 

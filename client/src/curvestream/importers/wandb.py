@@ -31,17 +31,18 @@ import decimal
 import json
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from curvestream_wire.v1 import run_pb2
 
-from curvestream.version import __version__
 from curvestream.buckets import Buckets
 from curvestream.importers.wandb_records import read_records
 from curvestream.importing import Batches, ImportBatches, ImportRun, import_runs, producer_id_of
 from curvestream.settings import Settings
 from curvestream.values import HistogramItem, TextItem
+from curvestream.version import __version__
 
 __all__ = ["import_wandb", "find_run_files", "WandbRun"]
 

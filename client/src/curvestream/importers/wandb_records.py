@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import BinaryIO
 
 __all__ = ["RecordReader", "read_records", "DamagedRecord", "HEADER", "BLOCK"]
 

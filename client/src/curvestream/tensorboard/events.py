@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-from typing import Any, Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 from curvestream.buckets import Buckets
 from curvestream.tensorboard.histogram import from_tensorboard

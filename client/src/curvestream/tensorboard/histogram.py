@@ -11,7 +11,8 @@ when the first bucket is that empty one, which :func:`from_tensorboard` undoes.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from curvestream.buckets import Buckets
 
@@ -61,8 +62,8 @@ def tensorboard_buckets(values: Any, bins: Any = "tensorflow", max_bins: int | N
                             sum=float(arr.sum()), num=int(arr.size))
 
 
-def from_tensorboard(bucket_limit: Sequence[float], bucket: Sequence[float], *, min: float,  # noqa: A002
-                     max: float, sum: float, num: float) -> Buckets:  # noqa: A002
+def from_tensorboard(bucket_limit: Sequence[float], bucket: Sequence[float], *, min: float,
+                     max: float, sum: float, num: float) -> Buckets:
     """curvestream's buckets for a TensorBoard ``HistogramProto``'s fields."""
     limits = [float(x) for x in bucket_limit]
     counts = [float(x) for x in bucket]

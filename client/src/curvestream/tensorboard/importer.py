@@ -17,17 +17,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from curvestream_wire.v1 import run_pb2
 
-from curvestream.version import __version__
 from curvestream.importing import Batches, ImportBatches, ImportRun, import_runs, producer_id_of
 from curvestream.settings import Settings
 from curvestream.tensorboard.events import EventDecoder, Histogram, Scalar, Text
 from curvestream.tensorboard.records import read_records
 from curvestream.values import HistogramItem, TextItem
+from curvestream.version import __version__
 
 __all__ = ["import_tensorboard", "find_event_files", "EventFile"]
 

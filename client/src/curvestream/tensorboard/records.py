@@ -11,7 +11,8 @@ fails raises :class:`DamagedRecord` naming the file and the byte offset.
 from __future__ import annotations
 
 import struct
-from typing import BinaryIO, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 __all__ = ["read_records", "DamagedRecord", "masked_crc32c"]
 

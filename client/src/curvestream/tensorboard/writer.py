@@ -26,7 +26,8 @@ import logging
 import os
 import socket
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from curvestream.factory import start_run
 from curvestream.identity import Identity, resolve
@@ -89,7 +90,7 @@ class SummaryWriter:
         write_to_disk: bool = True,
         project: str | None = None,
         run: str | None = None,
-        id: str | None = None,  # noqa: A002
+        id: str | None = None,
         resume: str | None = None,
         config: Any = None,
         tee: bool = False,
@@ -157,7 +158,7 @@ class SummaryWriter:
             self._tee.add_histogram(tag, values, global_step, bins, walltime, max_bins)
         self._at(walltime, self.run.log_histogram, tag, tensorboard_buckets(values, bins, max_bins), global_step)
 
-    def add_histogram_raw(self, tag: str, min: float, max: float, num: int, sum: float,  # noqa: A002
+    def add_histogram_raw(self, tag: str, min: float, max: float, num: int, sum: float,
                           sum_squares: float, bucket_limits: Any, bucket_counts: Any,
                           global_step: int | None = None, walltime: float | None = None) -> None:
         walltime = time.time() if walltime is None else walltime
@@ -226,10 +227,10 @@ class SummaryWriter:
         if self._tee is not None:
             self._tee.close()
 
-    def __enter__(self) -> "SummaryWriter":
+    def __enter__(self) -> SummaryWriter:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
+    def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.close()
         else:

@@ -11,7 +11,8 @@ NULL and read back as NaN.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import duckdb
 import numpy as np

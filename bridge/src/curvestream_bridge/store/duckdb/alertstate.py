@@ -17,7 +17,8 @@ the caller's cursor, in its transaction.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import duckdb
 import numpy as np

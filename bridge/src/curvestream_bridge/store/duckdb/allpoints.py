@@ -14,7 +14,7 @@ thread pool).
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import duckdb
 import numpy as np

@@ -15,7 +15,7 @@ still missing.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import duckdb
 import numpy as np

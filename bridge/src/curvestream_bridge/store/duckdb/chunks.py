@@ -23,7 +23,7 @@ from a 100M-row table decodes most of it; fetching 4,000 chunks by id
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

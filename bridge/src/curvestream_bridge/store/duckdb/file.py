@@ -26,7 +26,8 @@ import contextlib
 import functools
 import pathlib
 import threading
-from typing import Any, Callable, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import duckdb
 

@@ -32,8 +32,14 @@ import numpy as np
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.duckdb import chunks as chunk_codec
 from curvestream_bridge.store.duckdb.aggrows import AGG_NAMES, agg_from, ints, scan
-from curvestream_bridge.store.duckdb.points import (RAW_BELOW, _span, by_level, cached_straddler_chunks, series_query,
-                                                    straddler_chunks)
+from curvestream_bridge.store.duckdb.points import (
+    RAW_BELOW,
+    _span,
+    by_level,
+    cached_straddler_chunks,
+    series_query,
+    straddler_chunks,
+)
 from curvestream_bridge.store.duckdb.rollcache import Reader
 from curvestream_bridge.store.duckdb.rollrows import Entry
 from curvestream_bridge.store.duckdb.upper import upper_rows

@@ -27,15 +27,15 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from curvestream_bridge.store.base import SeriesQuery, SeriesResult
 from curvestream_bridge.store.duckdb import chunks as chunk_codec
 from curvestream_bridge.store.duckdb.aggrows import AGG_COLS, AGG_NAMES, agg_columns, agg_from, ints, scan
 from curvestream_bridge.store.duckdb.rollcache import Reader
 from curvestream_bridge.store.duckdb.rollrows import Added, Entry
 from curvestream_bridge.store.duckdb.upper import SCHEMA as UPPER_SCHEMA
 from curvestream_bridge.store.duckdb.upper import UpperRows, upper_rows
-from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.m4.levels import AXES, MIN_POINTS, LevelPlan, choose_base, many_partials, order_by_x
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
+from curvestream_bridge.store.m4.levels import AXES, MIN_POINTS, LevelPlan, choose_base, many_partials, order_by_x
 from curvestream_bridge.store.m4.query import (
     Frame,
     assemble,
@@ -85,7 +85,7 @@ class SortedPoints:
         self.steps, self.walls, self.values = steps, walls, values
 
     @classmethod
-    def of(cls, columns: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]) -> "SortedPoints":
+    def of(cls, columns: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]) -> SortedPoints:
         sid_of_col = np.array([c[0] for c in columns], np.int64)
         lens = np.array([len(c[1]) for c in columns], np.int64)
         sid_pt = np.repeat(sid_of_col, lens)
@@ -132,7 +132,7 @@ class PointWriter:
         return plans[axis] if plans else None
 
     def write(self, cur: duckdb.DuckDBPyConnection, columns: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]],
-              counts: dict[int, int]) -> "SortedPoints":
+              counts: dict[int, int]) -> SortedPoints:
         """``columns``: (sid, steps, walls, values) per series; ``counts``: points
         stored per sid before this write. All series are chunked together (one
         pass over the write's points in (series, wall time) order, not a pass per
@@ -159,7 +159,7 @@ class PointWriter:
             self._rollups(cur, rolled)
         return pts
 
-    def _add_chunks(self, cur: duckdb.DuckDBPyConnection, pts: "SortedPoints", plans_of: list[dict[str, LevelPlan] | None]) -> np.ndarray:
+    def _add_chunks(self, cur: duckdb.DuckDBPyConnection, pts: SortedPoints, plans_of: list[dict[str, LevelPlan] | None]) -> np.ndarray:
         """The chunk rows of all series of a write, by one INSERT; each point's chunk id."""
         groups: tuple[np.ndarray, ...] = (pts.series,)
         rolled = np.array([p is not None for p in plans_of], bool)

@@ -38,7 +38,7 @@ import dataclasses
 import logging
 import queue
 import threading
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import duckdb
 import numpy as np
@@ -187,7 +187,7 @@ class RollupCache:
                 self._load(sid, axis, plan)
             except (duckdb.Error, StoreUnavailable) as exc:  # the next miss queues it again
                 log.debug("curvestream bridge: rollup rows of series %s not loaded: %s", sid, exc)
-            except Exception:  # noqa: BLE001 - a background thread logs, the reads go to SQL
+            except Exception:
                 log.exception("curvestream bridge: rollup rows of series %s not loaded", sid)
             finally:
                 with self._idle:

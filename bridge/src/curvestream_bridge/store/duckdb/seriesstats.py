@@ -19,7 +19,7 @@ They are written in the caller's transaction, with the points.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import duckdb
 import numpy as np

@@ -17,8 +17,9 @@ moment) and carries the caller's context, so a read whose client went away
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence, TypeVar
+from typing import TypeVar
 
 __all__ = ["split_read"]
 
@@ -40,12 +41,12 @@ def split_read(read: Callable[[list[T]], list[R]], items: Sequence[T], pool: Thr
     error: BaseException | None = None
     try:
         answers[0] = read(groups[0])
-    except BaseException as exc:  # noqa: BLE001 - re-raised once the other parts are done
+    except BaseException as exc:
         error = exc
     for i, future in enumerate(futures, start=1):
         try:
             answers[i] = future.result()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             error = error or exc
     if error is not None:
         raise error

@@ -40,8 +40,9 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import duckdb
 import numpy as np

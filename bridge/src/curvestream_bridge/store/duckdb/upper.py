@@ -85,7 +85,7 @@ class UpperRows:
     COMMIT, ``reload()`` after a ROLLBACK or when the store opens."""
 
     def __init__(self) -> None:
-        self._waiting: dict[str, tuple[int, int]] = {a: (0, 0) for a in AXES}  # (writes, rows) since the last merge
+        self._waiting: dict[str, tuple[int, int]] = dict.fromkeys(AXES, (0, 0))  # (writes, rows) since the last merge
         self._pending = dict(self._waiting)
 
     def reload(self, cur: duckdb.DuckDBPyConnection) -> None:

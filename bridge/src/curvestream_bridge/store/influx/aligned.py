@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from curvestream_bridge.store.influx.rowcache import Level
 from curvestream_bridge.store.m4.agg import FIRST, LAST, x_of
 from curvestream_bridge.store.m4.levels import LevelPlan
 from curvestream_bridge.store.m4.plan import Intervals, Pieces, plan_pieces
 from curvestream_bridge.store.m4.query import Frame
-from curvestream_bridge.store.influx.rowcache import Level
 
 __all__ = ["aligned_level", "needed_buckets", "planned_edges", "planned"]
 

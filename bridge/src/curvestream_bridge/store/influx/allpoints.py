@@ -7,7 +7,8 @@ being read are not included, those after it are.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from curvestream_bridge.store.base import PointColumns
 from curvestream_bridge.store.influx.rows import SeriesKey, series_where

@@ -34,6 +34,7 @@ import urllib.parse
 from typing import Any
 
 import httpx
+
 from curvestream_wire.backoff import Backoff, parse_retry_after
 
 from curvestream_bridge.store.base import StoreRejected, StoreUnavailable
@@ -235,7 +236,7 @@ class InfluxHTTP:
         writing.add(lines)
         writing.wait()
 
-    def writing(self, meta: bool = False) -> "Writing":
+    def writing(self, meta: bool = False) -> Writing:
         """A write whose chunks are sent while the caller makes more lines:
         ``add(lines)`` as they come, then ``wait()`` (which raises what a chunk raised)."""
         self._ensure_connected()

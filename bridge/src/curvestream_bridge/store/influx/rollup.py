@@ -48,12 +48,15 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from curvestream_bridge.store.base import StoreUnavailable
 from curvestream_bridge.store.influx.committed import Committed, committed_rows
+from curvestream_bridge.store.influx.ladder import interval_tag, plan_of_bottom, time_plan
+from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag
+from curvestream_bridge.store.influx.partials import Level, series_partials
 from curvestream_bridge.store.influx.rows import (
     POINT,
     SELECT_FIELDS,
@@ -68,11 +71,8 @@ from curvestream_bridge.store.influx.rows import (
     series_where,
     tag_literal,
 )
-from curvestream_bridge.store.influx.ladder import interval_tag, plan_of_bottom, time_plan
-from curvestream_bridge.store.influx.partials import Level, series_partials
-from curvestream_bridge.store.m4.levels import MIN_POINTS, LevelPlan, choose_base
-from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag
 from curvestream_bridge.store.m4.agg import M4Agg, merge
+from curvestream_bridge.store.m4.levels import MIN_POINTS, LevelPlan, choose_base
 
 __all__ = ["OpenBuckets", "BOTTOM_TARGET_POINTS", "RollupWriter", "MEASUREMENT", "PLAN_MEASUREMENT", "PACKED_AXES"]
 
@@ -103,7 +103,7 @@ class OpenBuckets:
 
     last: dict[int, tuple[int, M4Agg, np.ndarray | None]]
 
-    def copy(self) -> "OpenBuckets":
+    def copy(self) -> OpenBuckets:
         return OpenBuckets(dict(self.last))
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import threading
-from typing import Callable, Hashable
+from collections.abc import Callable, Hashable
 
 import numpy as np
 
@@ -63,7 +63,7 @@ class Level:
             out.append((at, hi))
         return out
 
-    def with_rows(self, ranges: list[tuple[int, int]], b: np.ndarray, agg: M4Agg, axis: str) -> "Level":
+    def with_rows(self, ranges: list[tuple[int, int]], b: np.ndarray, agg: M4Agg, axis: str) -> Level:
         """A new level with the rows read for ``ranges`` (several per bucket allowed: merged)."""
         keys, group = np.unique(b, return_inverse=True)
         rows = merge(agg, group.ravel(), len(keys), axis) if len(b) else M4Agg.empty()

@@ -33,7 +33,8 @@ from __future__ import annotations
 import base64
 import json
 import math
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 

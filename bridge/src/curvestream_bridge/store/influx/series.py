@@ -24,7 +24,7 @@ from ``cs_scalar``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from curvestream_bridge.store.influx.cut import cut_points, inner_straddlers
 from curvestream_bridge.store.influx.rollup import MEASUREMENT, PACKED_AXES
 from curvestream_bridge.store.influx.rowcache import RowCache, Rows
 from curvestream_bridge.store.influx.rows import (
+    NONFINITE,
     POINT,
     SELECT_FIELDS,
     SeriesKey,
@@ -41,15 +42,14 @@ from curvestream_bridge.store.influx.rows import (
     aggs_of_points,
     bucket_runs,
     packs_of,
+    points_of,
+    raw_stmt,
     rows_of,
     series_where,
     unpack_points,
-    NONFINITE,
-    points_of,
-    raw_stmt,
 )
-from curvestream_bridge.store.m4.levels import LevelPlan
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
+from curvestream_bridge.store.m4.levels import LevelPlan
 from curvestream_bridge.store.m4.query import Frame, assemble, empty_result, raw_result, rollup_answer, rollup_axis
 
 __all__ = ["series_query", "points_of", "range_points", "GAP_BUCKETS", "NONFINITE", "KEPT_BOTTOM_ROWS"]

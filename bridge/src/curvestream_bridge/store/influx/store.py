@@ -46,7 +46,8 @@ import socket
 import threading
 import time
 import urllib.parse
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -70,17 +71,17 @@ from curvestream_bridge.store.base import (
 )
 from curvestream_bridge.store.influx.allpoints import all_points
 from curvestream_bridge.store.influx.http import InfluxHTTP
-from curvestream_bridge.store.influx.lifecycle import InfluxLifecycle
-from curvestream_bridge.store.influx.lines import alert_line, alert_now_line, batch_lines, group_line, meta_line
 from curvestream_bridge.store.influx.ladder import top_for_shards
+from curvestream_bridge.store.influx.lifecycle import InfluxLifecycle
+from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag, string_field
+from curvestream_bridge.store.influx.lines import alert_line, alert_now_line, batch_lines, group_line, meta_line
 from curvestream_bridge.store.influx.retention import cutoff, reason, without_expired
 from curvestream_bridge.store.influx.rollup import RollupWriter
 from curvestream_bridge.store.influx.rowcache import RowCache
 from curvestream_bridge.store.influx.rows import SeriesKey, series_where, tag_literal
 from curvestream_bridge.store.influx.series import NONFINITE, points_of, series_query
-from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag, string_field
-from curvestream_bridge.store.m4.query import empty_result, frame, points_result, rollup_axis
 from curvestream_bridge.store.lifecycle import apply_edits
+from curvestream_bridge.store.m4.query import empty_result, frame, points_result, rollup_axis
 
 __all__ = ["InfluxStore"]
 

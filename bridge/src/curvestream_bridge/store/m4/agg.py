@@ -53,7 +53,7 @@ class M4Agg:
         return len(self.n)
 
     @classmethod
-    def empty(cls, m: int = 0) -> "M4Agg":
+    def empty(cls, m: int = 0) -> M4Agg:
         z = np.zeros(m, dtype=np.int64)
         return cls(z.copy(), np.zeros((KINDS, m), np.int64), np.zeros((KINDS, m), np.int64),
                    np.zeros((KINDS, m), np.float64), np.zeros((KINDS, m), bool), z.copy(), z.copy(),
@@ -61,7 +61,7 @@ class M4Agg:
 
     @classmethod
     def from_points(cls, step: np.ndarray, wall: np.ndarray, value: np.ndarray,
-                    cid: np.ndarray | None = None) -> "M4Agg":
+                    cid: np.ndarray | None = None) -> M4Agg:
         """One row per point."""
         m = len(step)
         step = np.asarray(step, dtype=np.int64)
@@ -77,12 +77,12 @@ class M4Agg:
                    np.broadcast_to(wall, (KINDS, m)).copy(), np.broadcast_to(value, (KINDS, m)).copy(), has,
                    wall.copy(), wall.copy(), cids, cids.copy())
 
-    def take(self, idx: np.ndarray | slice) -> "M4Agg":
+    def take(self, idx: np.ndarray | slice) -> M4Agg:
         """Rows ``idx``: copies, or views when ``idx`` is a slice."""
         return M4Agg(self.n[idx], self.step[:, idx], self.wall[:, idx], self.value[:, idx], self.has[:, idx],
                      self.wlo[idx], self.whi[idx], self.c0[idx], self.c1[idx])
 
-    def put(self, idx: np.ndarray, rows: "M4Agg") -> None:
+    def put(self, idx: np.ndarray, rows: M4Agg) -> None:
         """Set rows ``idx`` to ``rows``."""
         self.n[idx] = rows.n
         for name in ("step", "wall", "value", "has"):
@@ -91,7 +91,7 @@ class M4Agg:
             getattr(self, name)[idx] = getattr(rows, name)
 
     @staticmethod
-    def concat(parts: list["M4Agg"]) -> "M4Agg":
+    def concat(parts: list[M4Agg]) -> M4Agg:
         if not parts:
             return M4Agg.empty()
         return M4Agg(np.concatenate([p.n for p in parts]), np.concatenate([p.step for p in parts], axis=1),

@@ -83,7 +83,7 @@ def load_in_background() -> threading.Thread:
     def load() -> None:
         try:
             _kernels()
-        except Exception as exc:  # noqa: BLE001 - the first fold raises it again, to its caller
+        except Exception as exc:
             log.warning("curvestream bridge: loading the compiled M4 loops failed (%s); queries will try again", exc)
 
     t = threading.Thread(target=load, name="curvestream-m4-loops", daemon=True)

@@ -25,7 +25,7 @@ write costs about ``n/S_0 * FANOUT/(FANOUT-1) + LEVELS`` rows per axis.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -33,8 +33,8 @@ import dataclasses
 
 import numpy as np
 
-from curvestream_bridge.store.m4.levels import LevelPlan
 from curvestream_bridge.store.m4.kernel import pixel_columns
+from curvestream_bridge.store.m4.levels import LevelPlan
 
 __all__ = ["X_NEG", "X_POS", "AxisScale", "Intervals", "Pieces", "plan_pieces", "column_intervals"]
 
@@ -125,7 +125,7 @@ class Intervals:
     edges: np.ndarray
 
     @classmethod
-    def of(cls, column_edges: np.ndarray) -> "Intervals":
+    def of(cls, column_edges: np.ndarray) -> Intervals:
         return cls(np.concatenate(([X_NEG], column_edges, [X_POS])).astype(np.int64))
 
     def __len__(self) -> int:

@@ -21,16 +21,17 @@ its raw points by :func:`points_result`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 import numpy as np
 
 from curvestream_bridge.store.base import SeriesQuery, SeriesResult
-from curvestream_bridge.store.m4.plan import AxisScale, Intervals, Pieces, column_intervals, plan_pieces
-from curvestream_bridge.store.m4.levels import LevelPlan, order_by_x
-from curvestream_bridge.store.m4.kernel import m4_indices
 from curvestream_bridge.store.m4.agg import FIRST, LAST, M4Agg
 from curvestream_bridge.store.m4.fold import Folded
+from curvestream_bridge.store.m4.kernel import m4_indices
+from curvestream_bridge.store.m4.levels import LevelPlan, order_by_x
+from curvestream_bridge.store.m4.plan import AxisScale, Intervals, Pieces, column_intervals, plan_pieces
 from curvestream_bridge.store.m4.snap import snap
 
 __all__ = ["Frame", "frame", "assemble", "m4_result", "raw_result", "points_result", "empty_result", "rollup_axis",
