@@ -36,7 +36,7 @@ KEYS = ("loss", "acc", "lr")
 def metric(base: str, name: str) -> float:
     with urllib.request.urlopen(f"{base}/metrics", timeout=10) as resp:
         return sum(float(line.split()[-1]) for line in resp.read().decode().splitlines()
-                   if line.startswith(name + " ") or line.startswith(name + "{"))
+                   if line.startswith((name + " ", name + "{")))
 
 
 def counts(base: str) -> dict[str, int]:

@@ -118,11 +118,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="embedded runs; the median is reported")
     parser.add_argument("--py-spy", default="", help="directory: sample the processes during the last embedded run")
     args = parser.parse_args()
-    print("load average before: %.2f %.2f %.2f" % os.getloadavg())
+    print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     try:
         run(args)
     finally:
-        print("load average after:  %.2f %.2f %.2f" % os.getloadavg())
+        print("load average after:  {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 
 def run(args: argparse.Namespace) -> None:

@@ -38,8 +38,8 @@ def pct(samples: list[int], p: float) -> float:
 
 
 def row(name: str, samples: list[int]) -> str:
-    return f"{name:<46} p50 {pct(samples, 0.50):6.2f} µs   p99 {pct(samples, 0.99):6.2f} µs   " \
-           f"mean {statistics.fmean(samples) / 1000:6.2f} µs"
+    return (f"{name:<46} p50 {pct(samples, 0.50):6.2f} µs   p99 {pct(samples, 0.99):6.2f} µs   "
+            f"mean {statistics.fmean(samples) / 1000:6.2f} µs")
 
 
 def main() -> None:

@@ -88,10 +88,27 @@ def main() -> None:
             for p in range(args.processes):
                 settings = {"mqtt_url": broker.url, "bridge_url": bridge.url, "spool_dir": str(tmpdir / f"spool-{p}"),
                             "finish_timeout_ms": 900_000}
-                procs.append(subprocess.Popen(
-                    [sys.executable, str(TESTS / "paced_trainer.py"), PROJECT, f"p{p}", "--runs", str(args.runs_each),
-                     "--rate", str(args.rate), "--seconds", str(args.seconds), "--out", str(tmpdir / f"logged-{p}.json"),
-                     "--settings", json.dumps(settings)], stdout=subprocess.DEVNULL))
+                procs.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            str(TESTS / "paced_trainer.py"),
+                            PROJECT,
+                            f"p{p}",
+                            "--runs",
+                            str(args.runs_each),
+                            "--rate",
+                            str(args.rate),
+                            "--seconds",
+                            str(args.seconds),
+                            "--out",
+                            str(tmpdir / f"logged-{p}.json"),
+                            "--settings",
+                            json.dumps(settings),
+                        ],
+                        stdout=subprocess.DEVNULL,
+                    )
+                )
             cpu_s: dict[int, float] = {}
             most_threads = most_sockets = 0
             while len(cpu_s) < len(procs):
@@ -133,8 +150,8 @@ def main() -> None:
                   f"(sampled every second)")
             trainer_cpu = sum(cpu_s.values())
             print(f"  trainer processes: {trainer_cpu:.1f} CPU s in all ({trainer_cpu / total * 1e6:.2f} s per M "
-                  f"points, {trainer_cpu / len(procs):.1f} s per process); at most {most_threads} threads and {most_sockets} "
-                  f"sockets in a process (paho's client holds 3: the connection and a wake-up pair)")
+                  f"points, {trainer_cpu / len(procs):.1f} s per process); at most {most_threads} threads "
+                  f"and {most_sockets} sockets in a process (paho's client holds 3: the connection and a wake-up pair)")
         finally:
             for proc in procs:
                 if proc.poll() is None:

@@ -92,7 +92,9 @@ def measure(browser: Any, broker: Mosquitto, bridge: BridgeProcess, spool: pathl
 
         def stored() -> int:
             try:
-                return {m["key"]: m["count"] for m in get_json(bridge.url, run_path + "/metrics")["metrics"]}.get(KEY, 0)
+                return {m["key"]: m["count"] for m in get_json(bridge.url, run_path + "/metrics")["metrics"]}.get(
+                    KEY, 0
+                )
             except OSError:
                 return 0
 

@@ -256,9 +256,12 @@ def zooms(browser: Any, url: str, n: int, total_points: int, repeat: int) -> Non
             rows.append(timed(reset.click, "clicks", "reset"))
         show("reset", rows)
         assert not page.page_errors, page.page_errors
-    print("  goal <= 200 ms. waiting: the wheel event (click) -> the first query sent (ECharts' zoom "
-          "throttle, the end of the task that applied it); answers: first query sent -> last answer received; answers->drawn: "
-          "-> the page's last setOption; ->painted: -> the frame that rasterized it ran")
+    print(
+        "  goal <= 200 ms. waiting: the wheel event (click) -> the first query sent (ECharts' zoom "
+        "throttle, the end of the task that applied it); answers: first query sent -> last answer received; "
+        "answers->drawn: "
+        "-> the page's last setOption; ->painted: -> the frame that rasterized it ran"
+    )
 
 
 def main() -> None:

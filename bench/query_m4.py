@@ -121,7 +121,7 @@ def query_table(store: Any, n: int, width: int, repeat: int) -> list[tuple[str, 
     rows = []
     for x in ("step", "time"):
         for zoom, q in views(store, x, width):
-            med, best, res = timed(lambda: store.series(q), repeat)
+            med, best, res = timed(lambda q=q: store.series(q), repeat)
             rows.append((x, zoom, med * 1e3, best * 1e3, len(res.step)))
     return rows
 
@@ -247,10 +247,10 @@ def bench_influx(data: pathlib.Path, n: int, ingest_n: int, width: int, repeat: 
             step_ns = max(1, -(-(hi - lo) // width))
             sql = (f'SELECT first("value"), last("value"), min("value"), max("value") FROM "cs_scalar" WHERE {where} '
                    f"AND time >= {lo} AND time <= {hi} GROUP BY time({step_ns}ns) fill(none)")
-            med, _, _ = timed(lambda: store._db.statements([sql]), max(1, repeat // 2))
+            med, _, _ = timed(lambda sql=sql: store._db.statements([sql]), max(1, repeat // 2))
             from_ms, to_ms = lo // 1_000_000, hi // 1_000_000
             dash_sql = influxql_macros(curves, from_ms, to_ms, panel_interval_ms(from_ms, to_ms, width))
-            dash, _, answer = timed(lambda: store._db.statements([dash_sql]), repeat)
+            dash, _, answer = timed(lambda dash_sql=dash_sql: store._db.statements([dash_sql]), repeat)
             rows_out = sum(len(s["values"]) for s in answer[0])
             label = "all" if zoom == 1.0 else f"1/{round(1 / zoom)}"
             print(f"  {label:>10} {med * 1e3:>9.1f} {row[2]:>11.1f} {med * 1e3 / row[2]:>8.1f}x "

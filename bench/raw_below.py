@@ -4,7 +4,8 @@ process, with the rollup rows in memory, at zoom depths around the bound
 ``RAW_BELOW`` (points per pixel column at or below which a range is answered
 from its raw points), for several values of it.
 
-    nice .venv/bin/python bench/raw_below.py [--runs 10] [--points 10M] [--width 1142] [--bounds 128,64,32] [--repeat 7] [--data DIR]
+    nice .venv/bin/python bench/raw_below.py [--runs 10] [--points 10M] [--width 1142] [--bounds 128,64,32] \
+        [--repeat 7] [--data DIR]
 
 Each row is a window about the series' middle, of ``points / depth`` points;
 the bounds take turns twice (two figures each), so that a drift of the
@@ -71,11 +72,11 @@ def main() -> None:
                 qs = [SeriesQuery(PROJECT, r, KEY, start=mid - half, end=mid + half, width=args.width)
                       for r in (runs if many else runs[:1])]
                 got: dict[int, list[float]] = {b: [] for b in bounds}
+                read = (lambda qs=qs: store.series_many(qs)) if many else (lambda qs=qs: store.series(qs[0]))
                 for _ in range(2):
                     for b in bounds:
                         duck_points.RAW_BELOW = duck_many.RAW_BELOW = b  # imported by name there
-                        got[b].append(timed((lambda: store.series_many(qs)) if many else (lambda: store.series(qs[0])),
-                                            args.repeat))
+                        got[b].append(timed(read, args.repeat))
                 cells = "  ".join(f"{b:>4}: {v[0]:6.1f} {v[1]:6.1f}" for b, v in got.items())
                 print(f"    1/{depth:<4} ({points / depth / args.width:5.0f} per column)  {cells}", flush=True)
     finally:

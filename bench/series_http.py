@@ -121,9 +121,11 @@ def measure(http: httpx.Client, names: list[str], points: int, width: int, repea
             tj, (bj, nj) = timed(as_json, repeat)
             tb, (bb, nb) = timed(as_binary, repeat)
             assert nj == nb
-            print(f"  {name:<34} {label:>7} {tj:>8.1f} {tb:>8.1f} {bj / 1024:>8.0f} {bb / 1024:>7.0f} {nb:>7}", flush=True)
+            print(
+                f"  {name:<34} {label:>7} {tj:>8.1f} {tb:>8.1f} {bj / 1024:>8.0f} {bb / 1024:>7.0f} {nb:>7}", flush=True
+            )
         singles = [get(f"/api/v1/runs/{PROJECT}/{n}/series", single, False) for n in names]
-        ts, _ = timed(lambda: [s() for s in singles], repeat)
+        ts, _ = timed(lambda singles=singles: [s() for s in singles], repeat)
         print(f"  {f'{len(names)} single JSON requests in turn':<34} {label:>7} {ts:>8.1f}")
     print("  goal: one 10M-point series at width 2000, binary, <= 20 ms")
 

@@ -88,7 +88,10 @@ def main() -> None:
         times: dict[str, list[float]] = {}
         sizes: dict[str, list[int]] = {}
         wrap_phases(times, sizes)
-        print(f"\none series of {points:,} points, width {args.width}; total: median of {args.repeat} queries, phases: mean per query (ms)")
+        print(
+            f"\none series of {points:,} points, width {args.width}; total: median of {args.repeat} queries, "
+            "phases: mean per query (ms)"
+        )
         for share in (1, 10, 100, 1000):
             q = SeriesQuery(PROJECT, run, KEY, start=x0, end=x0 + (x1 - x0) / share, width=args.width)
             times.clear()

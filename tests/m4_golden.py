@@ -209,7 +209,9 @@ def render(vectors: dict[str, Any]) -> str:
     lines.append('  "cases": [')
     for ci, case in enumerate(vectors["cases"]):
         lines.append("    {")
-        lines.append(f'      "name": {json.dumps(case["name"])}, "about": {json.dumps(case["about"], ensure_ascii=False)},')
+        lines.append(
+            f'      "name": {json.dumps(case["name"])}, "about": {json.dumps(case["about"], ensure_ascii=False)},'
+        )
         lines.append('      "points": [')
         lines += [f"        {json.dumps(p)}{',' if i < len(case['points']) - 1 else ''}"
                   for i, p in enumerate(case["points"])]

@@ -184,7 +184,9 @@ class Mosquitto(ServerProcess):
         return f"mqtt://127.0.0.1:{self.port}"
 
     def url_for(self, user: str, password: str) -> str:
-        return f"mqtt://{urllib.parse.quote(user, safe='')}:{urllib.parse.quote(password, safe='')}@127.0.0.1:{self.port}"
+        return (
+            f"mqtt://{urllib.parse.quote(user, safe='')}:{urllib.parse.quote(password, safe='')}@127.0.0.1:{self.port}"
+        )
 
 
 class Influxd(ServerProcess):

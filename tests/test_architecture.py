@@ -65,7 +65,9 @@ def violations(graph: dict[str, frozenset[str]], source: Callable[[str], bool],
     return {m: ts for m, ts in found.items() if ts}
 
 
-_TS_IMPORT = re.compile(r"""(?:^|\n)\s*(?:import|export)\b[^'";]*?(?:from\s*)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]""")
+_TS_IMPORT = re.compile(
+    r"""(?:^|\n)\s*(?:import|export)\b[^'";]*?(?:from\s*)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]"""
+)
 
 
 @functools.cache

@@ -24,7 +24,9 @@ def _modules() -> list[str]:
     return sorted(names)
 
 
-@pytest.mark.parametrize("name", [n for n in _modules() if ">>>" in (importlib.util.find_spec(n).loader.get_source(n) or "")])
+@pytest.mark.parametrize(
+    "name", [n for n in _modules() if ">>>" in (importlib.util.find_spec(n).loader.get_source(n) or "")]
+)
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0

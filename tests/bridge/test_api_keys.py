@@ -116,8 +116,22 @@ def test_keys_are_kept_a_few_seconds_and_read_again_when_asked_fresh(tmp_path):
         _fill(bridge.store)
         first = client.get("/api/v1/keys", params={"run": "keys/big"}).json()
         steps = np.arange(2, dtype=np.int64)
-        bridge.store.write([DecodedBatch(b"later", 1, "keys", "big", [ScalarColumn("a new key", steps, T0 + steps,
-                                                                                     np.ones(2))], [], [], None, None, 0)])
+        bridge.store.write(
+            [
+                DecodedBatch(
+                    b"later",
+                    1,
+                    "keys",
+                    "big",
+                    [ScalarColumn("a new key", steps, T0 + steps, np.ones(2))],
+                    [],
+                    [],
+                    None,
+                    None,
+                    0,
+                )
+            ]
+        )
         kept = client.get("/api/v1/keys", params={"run": "keys/big"}).json()
         fresh = client.get("/api/v1/keys", params={"run": "keys/big", "fresh": "true"}).json()
     assert kept == first, "one read serves a page's requests in a row"

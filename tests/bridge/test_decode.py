@@ -17,7 +17,7 @@ MAX_POINTS = 1000
 
 
 def _batch(**fields) -> batch_pb2.Batch:
-    base = dict(version=1, producer_id=PID, seq=5, project="proj", run="run/1 ü", sealed_ns=99)
+    base = {"version": 1, "producer_id": PID, "seq": 5, "project": "proj", "run": "run/1 ü", "sealed_ns": 99}
     base.update(fields)
     return batch_pb2.Batch(**base)
 

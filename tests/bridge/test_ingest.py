@@ -128,7 +128,9 @@ def test_an_http_batch_gets_its_commit_or_its_rejection(h):
     from concurrent.futures import Future
 
     ok, bad = Future(), Future()
-    h.ingest.process([Message(Kind.POINTS, batch(1), "http", reply=ok), Message(Kind.POINTS, b"junk", "http", reply=bad)])
+    h.ingest.process(
+        [Message(Kind.POINTS, batch(1), "http", reply=ok), Message(Kind.POINTS, b"junk", "http", reply=bad)]
+    )
     assert _ranges(ok.result(0)) == [(1, 1)]
     with pytest.raises(Rejected):
         bad.result(0)

@@ -22,7 +22,15 @@ from curvestream_bridge.metrics import DECLARED, REJECTED, STORE_WRITE_SECONDS, 
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "bridge" / "src" / "curvestream_bridge"]
-TEXTS = [*SOURCES, ROOT / "docs", ROOT / "README.md", ROOT / "tests", ROOT / "bench", ROOT / "compose", ROOT / "grafana"]
+TEXTS = [
+    *SOURCES,
+    ROOT / "docs",
+    ROOT / "README.md",
+    ROOT / "tests",
+    ROOT / "bench",
+    ROOT / "compose",
+    ROOT / "grafana",
+]
 # a word that names a Prometheus series: what a metric's name ends in, or a histogram's series
 METRIC_WORD = re.compile(r"\bcurvestream_[a-z0-9_]+_(?:total|seconds|bytes|entries|depth|clients|connected|batches|"
                          r"bucket|sum|count)\b")
@@ -54,14 +62,14 @@ def test_a_bridges_metrics_page_has_no_untyped_family_and_each_sample_belongs_to
                             sealed_ns=now, sent_ns=now)  # sent_ns: the clock offset is measured
     batch.scalars.add(key="loss", steps=[0, 1, 2], wall_ns=[now - 3, now - 2, now - 1], values=[1.0, math.nan, 0.5])
     headers = {"Content-Type": "application/x-protobuf"}
-    with served_bridge(store=f"duckdb:///{tmp_path}/store.duckdb", max_payload_bytes=10_000) as (bridge, client):
+    with served_bridge(store=f"duckdb:///{tmp_path}/store.duckdb", max_payload_bytes=10_000) as (_bridge, client):
         assert client.post("/api/v1/ingest", content=batch.SerializeToString(), headers=headers).status_code == 200
         assert client.post("/api/v1/ingest", content=b"\xff junk", headers=headers).status_code == 400
         assert client.post("/api/v1/ingest", content=b"\0" * 20_000, headers=headers).status_code == 413
         text = client.get("/metrics").text
     kinds, samples = _families(text)
     assert "untyped" not in kinds.values(), text
-    assert {name: kind for name, kind in kinds.items()} == {name: DECLARED[name].kind for name in kinds}, \
+    assert dict(kinds.items()) == {name: DECLARED[name].kind for name in kinds}, \
         "every family is declared, with its type"
     assert [s for s in samples if _family_of(s, kinds) is None] == []
     # the ones that used to export untyped, and the write time as a histogram
@@ -108,7 +116,7 @@ def _texts() -> Iterator[pathlib.Path]:
 
 def test_every_metric_name_in_the_code_docs_tests_and_benches_is_declared():
     histograms = {m.name for m in DECLARED.values() if m.kind == "histogram"}
-    named = {name for name in DECLARED} | {f"{h}_{s}" for h in histograms for s in ("bucket", "sum", "count")}
+    named = set(DECLARED) | {f"{h}_{s}" for h in histograms for s in ("bucket", "sum", "count")}
     unknown = {}
     for path in _texts():
             for word in METRIC_WORD.findall(path.read_text(errors="replace")):

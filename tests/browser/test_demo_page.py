@@ -31,8 +31,11 @@ def test_demo_streams_curves_that_the_page_draws(page, tmp_path, output_dir):
     try:
         try:
             wait_until(lambda: _alive(base), 60, "the embedded stack of `curvestream demo`")
-            wait_until(lambda: len(json.load(urllib.request.urlopen(base + "/api/v1/runs", timeout=10))["runs"]) == 3, 60,
-                       "the three demo runs")
+            wait_until(
+                lambda: len(json.load(urllib.request.urlopen(base + "/api/v1/runs", timeout=10))["runs"]) == 3,
+                60,
+                "the three demo runs",
+            )
         except AssertionError as e:
             log.flush()
             raise AssertionError(f"{e}; the demo printed:\n{(tmp_path / 'demo.log').read_text()[-4000:]}") from None

@@ -98,7 +98,9 @@ def open_harness(page: Any, base_url: str) -> None:
 
 
 def panel_state(page: Any) -> dict[str, Any]:
-    state = page.evaluate(f"() => {{ const el = document.querySelector('{PANEL}'); return el ? {{...el.dataset}} : null }}")
+    state = page.evaluate(
+        f"() => {{ const el = document.querySelector('{PANEL}'); return el ? {{...el.dataset}} : null }}"
+    )
     assert state is not None, "the panel is not in the page"
     return state
 
@@ -121,7 +123,9 @@ def coloured_pixels(page: Any, colour: str) -> int:
             const want = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
             let n = 0;
             for (let i = 0; i < data.length; i += 4) {
-              if (Math.abs(data[i] - want[0]) + Math.abs(data[i + 1] - want[1]) + Math.abs(data[i + 2] - want[2]) < 40) n++;
+              const off = Math.abs(data[i] - want[0]) + Math.abs(data[i + 1] - want[1])
+                + Math.abs(data[i + 2] - want[2]);
+              if (off < 40) n++;
             }
             return n;
         }""",
@@ -308,6 +312,7 @@ def test_times_follow_the_dashboard_time_zone_and_the_zoom_slider_is_optional(zo
     page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.4)
     for _ in range(4):
         page.mouse.wheel(0, -300)
-    wait_until(lambda: page.evaluate("window.harness.timeRangeChanges.length") > 0, 20, "a wheel zoom without the slider")
+    wait_until(lambda: page.evaluate("window.harness.timeRangeChanges.length") > 0, 20,
+               "a wheel zoom without the slider")
     page.locator("#panel-frame").screenshot(path=str(output_dir / "grafana-panel-no-slider.png"))
     assert not page.page_errors, page.page_errors

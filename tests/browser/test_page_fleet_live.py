@@ -64,8 +64,13 @@ def test_a_hundred_live_runs_reach_the_page_over_one_socket_every_point_once(bro
         post_all([_batch(run, 1, 0, FIRST, meta=True) for run in RUNS])
         with page_context(browser, 1280, 800, 1, init_script=SOCKETS_JS) as page:
             open_page(page, bridge, runs=tuple(("fleet", r) for r in RUNS))
-            wait_chart(page, KEY, lambda c: len(c["series"]) == len(RUNS) and all(s["points"] == FIRST for s in c["series"]),
-                       "a hundred runs drawn", timeout=120)
+            wait_chart(
+                page,
+                KEY,
+                lambda c: len(c["series"]) == len(RUNS) and all(s["points"] == FIRST for s in c["series"]),
+                "a hundred runs drawn",
+                timeout=120,
+            )
             # the chart's own legend: the top runs by last value, a search, the hovered run highlighted
             legend = page.get_by_test_id("card-legend")
             items = legend.get_by_test_id("legend-item")

@@ -30,7 +30,9 @@ def test_a_table_of_ten_thousand_runs_pages_filters_and_sorts_on_the_bridge(brow
         page.goto(bridge.url)
         count = page.get_by_test_id("runs-count")
         shown_range = page.get_by_test_id("runs-range")
-        wait_until(lambda: count.text_content() == f"{N} of {N} runs · 1 selected", 60, "the first page, newest selected")
+        wait_until(
+            lambda: count.text_content() == f"{N} of {N} runs · 1 selected", 60, "the first page, newest selected"
+        )
         newest_first = list(range(N - 1, -1, -1))
         assert rows(page) == names(newest_first[:PAGE])
         assert shown_range.text_content() == "1–100 of 10,000"

@@ -26,7 +26,8 @@ SWEEP = {"0.1": 4, "0.01": 3}  # lr -> runs
 
 
 def _write(path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Noisy decaying curves with a spike and a dip each, NaN in some, the two lrs' 20 apart; name -> (steps, values)."""
+    """Noisy decaying curves with a spike and a dip each, NaN in some, the two lrs' 20 apart;
+    name -> (steps, values)."""
     rng = np.random.default_rng(29)
     store = open_store(f"duckdb:///{path}")
     curves, batches = {}, []
@@ -39,7 +40,9 @@ def _write(path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
                 values[rng.integers(0, POINTS, 3)] = np.nan
                 values[rng.integers(0, POINTS)] += 50
                 values[rng.integers(0, POINTS)] -= 50
-                meta = run_pb2.RunMeta(project="sweep", run=name, config_json=json.dumps({"lr": float(lr), "seed": seed}))
+                meta = run_pb2.RunMeta(
+                    project="sweep", run=name, config_json=json.dumps({"lr": float(lr), "seed": seed})
+                )
                 col = ScalarColumn(KEY, steps, T0 + steps * 1_000_000, values)
                 batches.append(DecodedBatch(name.encode(), 1, "sweep", name, [col], [], [], meta, None, 0))
                 curves[name] = (steps, values)
@@ -80,8 +83,8 @@ def test_a_groups_band_equals_per_column_the_min_and_max_of_its_runs_curves(brow
         page.on("request", lambda r: asked.append(urllib.parse.urlsplit(r.url).path) if "/api/" in r.url else None)
         open_page(page, bridge, runs=tuple(("sweep", n) for n in curves), groupby="config:lr")
         card = page.get_by_test_id(f"chart-{KEY}")
-        wait_until(lambda: card.get_attribute("data-state") == "ready" and card.get_attribute("data-groups") is not None,
-                   60, "the groups drawn")
+        wait_until(lambda: card.get_attribute("data-state") == "ready"
+                   and card.get_attribute("data-groups") is not None, 60, "the groups drawn")
         assert json.loads(card.get_attribute("data-groups")) == {"lr=0.01 (3 runs)": 3, "lr=0.1 (4 runs)": 4}
         bands = page.evaluate("k => window.__curvestream.groupBands(k)", KEY)
         assert bands["band"] == "minmax" and (bands["start"], bands["end"]) == (0, POINTS - 1)

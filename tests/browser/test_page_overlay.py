@@ -32,7 +32,9 @@ def test_page_lists_runs_draws_three_selected_runs_overlaid_and_the_tooltip_show
         wait_stored(bridge, "overlay", name, {"loss": STEPS})
 
     open_page(page, bridge)
-    wait_until(lambda: rows_of_runs(page, "overlay") == dict.fromkeys(RUNS, "finished"), 30, "four finished runs listed")
+    wait_until(
+        lambda: rows_of_runs(page, "overlay") == dict.fromkeys(RUNS, "finished"), 30, "four finished runs listed"
+    )
 
     # pick alpha, beta and gamma like a user: tick their boxes, untick the run the page chose by itself
     wanted = {"alpha", "beta", "gamma"}
@@ -40,7 +42,8 @@ def test_page_lists_runs_draws_three_selected_runs_overlaid_and_the_tooltip_show
     for i in range(rows.count()):
         row = rows.nth(i)
         box = row.get_by_test_id("run-checkbox")
-        if box.is_checked() != (row.get_attribute("data-project") == "overlay" and row.get_attribute("data-run") in wanted):
+        want = row.get_attribute("data-project") == "overlay" and row.get_attribute("data-run") in wanted
+        if box.is_checked() != want:
             box.click()
     wait_until(lambda: {(r["project"], r["run"]) for r in page.evaluate("window.__curvestream.selected")}
                == {("overlay", n) for n in wanted}, 10, "three runs selected")

@@ -26,7 +26,7 @@ KILLED_TRAINER = textwrap.dedent("""
 
 
 def shown_runs(page) -> set[str]:
-    return {r for r in rows_of_runs(page, "table")}
+    return set(rows_of_runs(page, "table"))
 
 
 def test_the_runs_table_shows_each_runs_state_and_filters_by_search_tag_and_config(

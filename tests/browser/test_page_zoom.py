@@ -155,7 +155,7 @@ def test_ten_runs_overlaid_ask_once_per_zoom_draw_their_raw_line_at_every_zoom_a
         page.mouse.move(x, y)
         for n in (1, 2):
             page.mouse.wheel(0, 200)
-            wait_until(lambda: page.wait_for_timeout(20) or len(held) == n, 10, f"zoom request {n} to be sent")
+            wait_until(lambda n=n: page.wait_for_timeout(20) or len(held) == n, 10, f"zoom request {n} to be sent")
         wait_until(lambda: page.wait_for_timeout(20) or held[0].request.url in failed, 10,
                    "the superseded zoom's request to be aborted")
         assert held[1].request.url not in failed

@@ -101,7 +101,7 @@ def test_points_count_every_value_histogram_and_text_line_and_sealing_starts_afr
     builder.add(HistogramItem("h", 0, 2, [1.0], bins=1))
     builder.add(TextItem("t", 0, 3, "line", 0))
     assert builder.points == 5  # what the recorder compares with max_batch_points
-    seq, payload, points = builder.seal()
+    seq, _payload, points = builder.seal()
     assert (seq, points) == (1, 5)
     assert builder.points == 0 and builder.empty
     builder.add((1, 4, {"a": 4.0}))

@@ -127,7 +127,7 @@ def test_a_bridge_that_drops_the_fresh_connection_too_is_retryable_after_two_att
 
 
 def test_nothing_listening_is_retryable():
-    with pytest.raises(Retryable, match="127.0.0.1:1 unreachable"):
+    with pytest.raises(Retryable, match=r"127\.0\.0\.1:1 unreachable"):
         BridgeHttp("http://127.0.0.1:1", timeout_s=1).ingest(b"b")
 
 

@@ -24,7 +24,9 @@ def _recorder(tmp_path, **settings) -> tuple[Recorder, Spool]:
 
 
 def _batches(spool: Spool) -> list[batch_pb2.Batch]:
-    return [batch_pb2.Batch.FromString(p) for seg in spool.snapshot() for _, _, p in spool.read_from(seg, seg.data_start)]
+    return [
+        batch_pb2.Batch.FromString(p) for seg in spool.snapshot() for _, _, p in spool.read_from(seg, seg.data_start)
+    ]
 
 
 def test_a_size_flush_seals_only_full_batches_and_the_interval_flush_the_rest(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import logging
 import math
@@ -54,7 +55,7 @@ def test_offline_run_spools_every_point_with_steps_times_and_non_finite_values(s
     points = _points(_spooled_batches(spool_dir))
     assert [p[0] for p in points["loss"]] == list(range(5000))
     walls = [p[1] for p in points["loss"]]
-    assert all(b > a for a, b in zip(walls, walls[1:])), "wall time strictly increasing per key"
+    assert all(b > a for a, b in itertools.pairwise(walls)), "wall time strictly increasing per key"
     odd = [p[2] for p in points["odd"]]
     assert math.isnan(odd[7]) and odd[8] == math.inf and odd[9] == 9.0
 

@@ -17,7 +17,9 @@ from servers import wait_until
 
 def spooled_or_dropped(run: curvestream.Run, n: int) -> None:
     stats = run.recorder.stats
-    wait_until(lambda: stats.points_spooled + stats.points_dropped_spool_full >= n, 60, f"{n} points through the recorder")
+    wait_until(
+        lambda: stats.points_spooled + stats.points_dropped_spool_full >= n, 60, f"{n} points through the recorder"
+    )
 
 
 def test_a_spool_on_a_full_disk_keeps_log_returning_and_counts_every_point_it_could_not_keep(small_disk):

@@ -96,7 +96,7 @@ def setup(tmp_path):
 
 
 def test_batches_go_over_mqtt_within_the_window_and_leave_the_spool_only_when_committed(setup):
-    clock, spool, link, http, up = setup
+    _clock, spool, link, _http, up = setup
     up.pump()
     assert [s for _, s in link.sent] == [1, 2, 3, 4]  # the in-flight window
     assert spool.segments, "nothing is deleted on send"
@@ -111,7 +111,7 @@ def test_batches_go_over_mqtt_within_the_window_and_leave_the_spool_only_when_co
 
 
 def test_a_batch_without_commit_is_sent_again_after_the_ack_timeout(setup):
-    clock, spool, link, http, up = setup
+    clock, _spool, link, _http, up = setup
     up.pump()
     up.on_commit(commit(1, 2))
     clock.now += 6
@@ -122,7 +122,7 @@ def test_a_batch_without_commit_is_sent_again_after_the_ack_timeout(setup):
 
 
 def test_a_bridge_that_commits_slowly_behind_a_backlog_gets_no_batch_twice(setup):
-    clock, spool, link, http, up = setup
+    clock, _spool, link, _http, up = setup
     up.pump()
     for seq in (1, 2, 3, 4, 5, 6):  # one commit every 4 s: each batch waits far beyond the ack timeout
         clock.now += 4
@@ -133,7 +133,7 @@ def test_a_bridge_that_commits_slowly_behind_a_backlog_gets_no_batch_twice(setup
 
 
 def test_commits_of_old_duplicates_keep_a_backlogged_bridge_from_getting_the_window_again(setup):
-    clock, spool, link, http, up = setup
+    clock, _spool, link, _http, up = setup
     up.pump()  # 1..4 at t=0; the bridge is still working through earlier re-sends of other seqs
     for _ in range(5):
         clock.now += 3
@@ -144,7 +144,7 @@ def test_commits_of_old_duplicates_keep_a_backlogged_bridge_from_getting_the_win
 
 
 def test_a_bridge_that_commits_less_often_than_the_ack_timeout_gets_no_more_resends_once_its_pace_is_known(setup):
-    clock, spool, link, http, up = setup
+    clock, _spool, _link, _http, up = setup
     up.pump()
     resends = []
     for second in range(1, 50):  # a commit every 7 s, longer than the 5 s ack timeout; a round every second
@@ -158,7 +158,7 @@ def test_a_bridge_that_commits_less_often_than_the_ack_timeout_gets_no_more_rese
 
 
 def test_a_batch_overtaken_by_later_ones_is_sent_again_alone(setup):
-    clock, spool, link, http, up = setup
+    clock, _spool, link, _http, up = setup
     up.pump()  # 1..4 at t=0
     clock.now += 1
     up.on_commit(commit(2, 4))  # 1 was lost on the way
@@ -173,7 +173,7 @@ def test_a_batch_overtaken_by_later_ones_is_sent_again_alone(setup):
 
 
 def test_without_any_commit_the_window_is_sent_again_less_and_less_often(setup):
-    clock, spool, link, http, up = setup
+    clock, _spool, link, _http, up = setup
     start, resent_at = clock.now, []
     up.pump()
     for _ in range(40):
@@ -227,7 +227,7 @@ def test_a_commit_wakes_the_uploader_only_when_its_window_is_full_or_someone_wai
 
 
 def test_broker_down_past_the_fallback_time_switches_to_http_and_back(setup):
-    clock, spool, link, http, up = setup
+    clock, _spool, link, http, up = setup
     link.connected = False
     link.down_since = clock.now
     up.pump()
@@ -242,7 +242,7 @@ def test_broker_down_past_the_fallback_time_switches_to_http_and_back(setup):
 
 
 def test_http_errors_back_off_and_permanent_rejections_are_counted_not_retried(setup):
-    clock, spool, link, http, up = setup
+    clock, _spool, link, http, up = setup
     link.connected = False
     clock.now += 10
     http.fail = Retryable("down", retry_after_s=7)
@@ -259,7 +259,7 @@ def test_http_errors_back_off_and_permanent_rejections_are_counted_not_retried(s
 
 
 def test_a_rejected_commit_over_mqtt_lets_the_batch_go(setup):
-    clock, spool, link, http, up = setup
+    _clock, _spool, link, _http, up = setup
     up.pump()
     up.on_commit(commit(1, 4, rejected=True))
     up.pump()
@@ -268,7 +268,7 @@ def test_a_rejected_commit_over_mqtt_lets_the_batch_go(setup):
 
 
 def test_waiting_for_commits_goes_on_while_they_advance_and_gives_up_only_after_a_stall(setup):
-    clock, spool, link, http, up = setup
+    clock, _spool, _link, _http, up = setup
     seen: list[int] = []
 
     def on_progress(left: int) -> None:  # each look at the spool: 10 s later, one more commit for the first 6
@@ -287,7 +287,7 @@ def test_waiting_for_commits_goes_on_while_they_advance_and_gives_up_only_after_
 
 
 def test_waiting_for_commits_returns_once_everything_is_committed(setup):
-    clock, spool, link, http, up = setup
+    _clock, _spool, _link, _http, up = setup
     up.on_commit(commit(1, 10))
     up.pump()
     assert up.wait_committed([PID], stall_s=0.0) is True

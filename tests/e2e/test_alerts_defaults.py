@@ -32,7 +32,7 @@ def test_a_converged_noisy_training_raises_at_most_one_plateau_alert_per_loss_an
         alerts = get_json(bridge.url, "/api/v1/alerts", project=PROJECT)["alerts"]
         plateaus = {a["key"]: a for a in alerts if a["rule"] == "loss-plateau"}
         assert set(plateaus) <= {"train/loss", "val/loss"}, alerts
-        for key, alert in plateaus.items():
+        for _key, alert in plateaus.items():
             # version counts an alert's changes: 1 is one firing that never resolved (no flapping)
             assert (alert["state"], alert["version"]) == ("firing", 1), alert
             assert alert["fired_step"] > 2_000, alert  # not while the loss still falls fast

@@ -116,7 +116,7 @@ def test_a_learning_rate_dropped_to_zero_raises_a_plateau_the_trainer_hears_and_
     # after the drop the trainer keeps stepping (slowly) until its own alert stops it
     gen = sgd(Regression(0), K + 20_000, lambda s: 0.5 if s < K else 0.0)
     paced = ((s, v) for s, v in gen if s < K or time.sleep(0.002) is None)
-    losses, run = train(bridge, mosquitto, tmp_path, "plateau", paced, on_alert=stop_on_plateau)
+    losses, _run = train(bridge, mosquitto, tmp_path, "plateau", paced, on_alert=stop_on_plateau)
     fired = [a for a in alerts_of(bridge, "plateau") if a["kind"] == "plateau"]
     assert len(fired) == 1 and fired[0]["state"] == "firing"
     step = fired[0]["step"]
@@ -180,7 +180,7 @@ def test_a_hung_training_thread_raises_stalled_then_resolves_when_it_resumes(bri
     train(bridge, mosquitto, tmp_path, "hangs", hangs_once())
     wait_until(lambda: [(a["state"], a["fired_step"]) for a in alerts_of(bridge, "hangs") if a["kind"] == "stalled"]
                == [("resolved", 299)], 30, "stalled to resolve")
-    stalled = [a for a in alerts_of(bridge, "hangs") if a["kind"] == "stalled"][0]
+    stalled = next(a for a in alerts_of(bridge, "hangs") if a["kind"] == "stalled")
     assert stalled["fired_step"] == 299 and stalled["step"] == 300, json.dumps(stalled)
     wait_until(lambda: [a["status"] for a in receiver.alerts(alertname="stalled", run="hangs")][-2:]
                == ["firing", "resolved"], 30, "stalled webhooks")

@@ -104,7 +104,7 @@ def test_a_bridge_killed_mid_stream_into_duckdb_loses_and_duplicates_nothing(tmp
                         spool_dir=str(spool_dir))
     streamer.start()
     for threshold in (30_000, 90_000):
-        wait_until(lambda: streamer.logged >= threshold, 60, f"{threshold} steps logged")
+        wait_until(lambda threshold=threshold: streamer.logged >= threshold, 60, f"{threshold} steps logged")
         bridge.kill()
         time.sleep(1)
         bridge.start()

@@ -38,7 +38,7 @@ def test_a_broker_killed_twice_mid_run_loses_and_duplicates_nothing(tmp_path, br
                           bridge_url="", spool_dir=str(spool_dir), ack_timeout_ms=3000, finish_timeout_ms=120_000)
         trainer.start()
         for threshold in (50_000, 120_000):
-            wait_until(lambda: trainer.logged >= threshold, 60, f"{threshold} points logged")
+            wait_until(lambda threshold=threshold: trainer.logged >= threshold, 60, f"{threshold} points logged")
             broker.kill()
             time.sleep(0.5)
             broker.start()

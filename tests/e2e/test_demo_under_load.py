@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 import curvestream
 import curvestream.demo
@@ -25,7 +25,7 @@ RUNS, STEPS, SECONDS = 3, 1500, 5.0
 class _Recorded:
     """What `curvestream.init` gives the demo's training here: a run that only remembers its points."""
 
-    runs: dict[str, dict[str, dict[int, float]]] = {}
+    runs: ClassVar[dict[str, dict[str, dict[int, float]]]] = {}
 
     def __init__(self, run: str, **_: Any) -> None:
         self.points = _Recorded.runs.setdefault(run, {})

@@ -57,11 +57,11 @@ def test_anonymous_and_wrong_password_clients_are_refused(locked_broker):
     for account in (None, (MNIST[0], "wrong")):
         client = _client(locked_broker, account, f"anon-{os.getpid()}")
         refused: list[bool] = []
-        client.on_connect = lambda c, u, f, rc, p: refused.append(rc.is_failure)
+        client.on_connect = lambda c, u, f, rc, p, refused=refused: refused.append(rc.is_failure)
         client.connect("127.0.0.1", locked_broker.port)
         client.loop_start()
         try:
-            wait_until(lambda: refused, 20, "the broker's answer to the connect")
+            wait_until(lambda refused=refused: refused, 20, "the broker's answer to the connect")
         finally:
             client.loop_stop()
             client.disconnect()

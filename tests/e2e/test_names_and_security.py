@@ -47,7 +47,8 @@ def test_hostile_project_run_and_key_names_round_trip_exactly_through_mqtt_and_t
     expected_runs = {(p, HOSTILE[(i + 4) % len(HOSTILE)]) for i, p in enumerate(names)}
     assert runs == expected_runs, "exactly these runs, no mangled extra ones"
     for project, run_name in expected_runs:
-        wait_until(lambda: metric_counts(bridge.url, project, run_name) == dict.fromkeys(keys, 10), 60,
+        wait_until(lambda project=project, run_name=run_name: metric_counts(bridge.url, project, run_name)
+                   == dict.fromkeys(keys, 10), 60,
                    "every key of the run, exactly")
         for j, key in enumerate(keys):
             ans = get_json(bridge.url, run_path(project, run_name) + "/series", key=key, width=100)

@@ -47,7 +47,7 @@ def test_ten_thousand_points_over_three_metrics_arrive_exactly_in_influxdb_and_d
     for bridge in (to_influx, to_duckdb):
         # InfluxDB takes a write's points and its step rollups (another retention policy) in two requests: a
         # read between them counts every point but sees the series end where the rollups do, one write back
-        wait_until(lambda: _count(bridge.url, project, run_name) == expected
+        wait_until(lambda bridge=bridge: _count(bridge.url, project, run_name) == expected
                    and all(_series(bridge.url, project, run_name, k)["total"] == n for k in ("loss", HOSTILE_KEY)),
                    60, f"all points in {bridge.name}")
         loss = _series(bridge.url, project, run_name, "loss")

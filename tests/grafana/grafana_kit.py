@@ -24,7 +24,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 COMPOSE_DIR = REPO / "compose"
@@ -35,7 +35,7 @@ CHECKS_DIR = pathlib.Path(__file__).resolve().parent  # package.json of the Flux
 
 FLAVOURS = ("flux", "influxql")
 
-VariableValue = Union[str, Sequence[str]]
+VariableValue = str | Sequence[str]
 
 
 # --------------------------------------------------------------------------- the query library

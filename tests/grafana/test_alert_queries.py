@@ -96,7 +96,9 @@ def test_the_alert_rules_file_is_grafana_file_provisioning_with_sound_rules() ->
             assert set(rule) <= {"uid", "title", "condition", "data", "noDataState", "execErrState", "for", "labels",
                                  "annotations", "isPaused", "missing_series_evals_to_resolve"}
             # how a series that stops appearing resolves is said, never left to Grafana's default
-            assert isinstance(rule["missing_series_evals_to_resolve"], int) and rule["missing_series_evals_to_resolve"] > 0
+            assert (
+                isinstance(rule["missing_series_evals_to_resolve"], int) and rule["missing_series_evals_to_resolve"] > 0
+            )
             assert rule["uid"] not in uids and len(rule["uid"]) <= 40
             uids.add(rule["uid"])
             assert rule["noDataState"] in ("Alerting", "NoData", "OK")
@@ -140,7 +142,8 @@ def evaluate(influx: dict[str, Any], uid: str, at_ms: int | None = None) -> dict
 
 
 def _evaluated(influx: dict[str, Any], seq: int, run: str, value: float, at_ms: int) -> None:
-    """One point of ``run`` at ``at_ms`` through the store and the alert engine (its state restored), as the bridge does."""
+    """One point of ``run`` at ``at_ms`` through the store and the alert engine (its state restored), as the
+    bridge does."""
     db = InfluxStore(f"influxdb://{influx['url'].split('//')[1]}/{influx['db']}")
     try:
         engine = AlertEngine(parse_rules("rules: [{name: nonfinite, kind: nonfinite}]"))

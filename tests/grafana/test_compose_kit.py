@@ -56,7 +56,9 @@ def compose_schema() -> Any:
 
         vendor = importlib.resources.files("check_jsonschema.builtin_schemas.vendor")
     except ImportError as exc:
-        raise RuntimeError(f"{exc}: pip install -c constraints.txt -r requirements-dev.txt (check-jsonschema)") from None
+        raise RuntimeError(
+            f"{exc}: pip install -c constraints.txt -r requirements-dev.txt (check-jsonschema)"
+        ) from None
     schema = json.loads((vendor / "compose-spec.json").read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema)
 
@@ -210,7 +212,8 @@ def test_the_dockerfile_builds_from_the_repository_and_runs_the_bridges_command(
     scripts = tomllib.loads((REPO / "bridge" / "pyproject.toml").read_text())["project"]["scripts"]
     assert entrypoint[0] in scripts
     # the page is built into the image where the bridge package serves it from
-    assert "OUT_DIR=/out/static npm run build" in text and "process.env.OUT_DIR" in (PANEL_DIR / "build.mjs").read_text()
+    assert "OUT_DIR=/out/static npm run build" in text
+    assert "process.env.OUT_DIR" in (PANEL_DIR / "build.mjs").read_text()
     assert "COPY --from=page /out/static/ bridge/src/curvestream_bridge/static/" in text
 
 
@@ -298,7 +301,7 @@ def test_published_ports_are_the_ones_the_services_listen_on(compose, env) -> No
 def test_telegraf_reads_the_stack_and_writes_to_the_bucket(compose) -> None:
     text = (COMPOSE_DIR / "telegraf" / "telegraf.conf").read_text()
     conf = tomllib.loads(text)
-    assert {m for m in re.findall(r"\$\{([A-Z_]+)\}", text)} <= set(service_env(compose, "telegraf"))
+    assert set(re.findall(r"\$\{([A-Z_]+)\}", text)) <= set(service_env(compose, "telegraf"))
     output = conf["outputs"]["influxdb_v2"][0]
     assert urllib.parse.urlsplit(output["urls"][0]).hostname == "influxdb"
     assert output["bucket"] == "${INFLUXDB_BUCKET}" and output["token"] == "${INFLUXDB_TOKEN}"
@@ -373,8 +376,8 @@ def _publish_through_kit_broker(workdir: pathlib.Path, healthcheck: list[str], e
         client.loop_start()
         try:
             client.subscribe("curvestream/v1/kit/check/points", qos=1)
-            wait_until(lambda: client.publish("curvestream/v1/kit/check/points", b"hello", qos=1) and got, 20, "a message through the broker",
-                       interval=0.5)
+            wait_until(lambda: client.publish("curvestream/v1/kit/check/points", b"hello", qos=1) and got, 20,
+                       "a message through the broker", interval=0.5)
         finally:
             client.loop_stop()
             client.disconnect()

@@ -111,7 +111,7 @@ def test_every_variable_referenced_is_defined(dashboards) -> None:
 
 
 def test_runs_and_metrics_are_multi_select_and_panels_repeat_per_metric(dashboards) -> None:
-    for name, dashboard in dashboards.items():
+    for _name, dashboard in dashboards.items():
         variables = {v["name"]: v for v in dashboard["templating"]["list"]}
         assert not variables["project"]["multi"]
         for multi in ("group", "run", "metric"):

@@ -50,7 +50,7 @@ def test_every_body_sent_fits_the_foundation_sdks_types() -> None:
     with FakeGrafana(plugins=[grafana_sync.PANEL_PLUGIN_ID]) as grafana:
         assert sync(grafana) == 0
     checked = {"dashboard": 0, "folder": 0, "contact point": 0, "alert rule": 0, "rule group": 0}
-    for method, path, body in grafana.writes():
+    for _method, path, body in grafana.writes():
         if path == "/api/dashboards/db":
             board = {k: v for k, v in body["dashboard"].items() if k != "id"}
             assert round_trip("dashboard", board) == board
@@ -98,7 +98,9 @@ def test_an_alert_rule_changed_in_grafana_is_put_back_and_only_that(capsys) -> N
         capsys.readouterr()
         assert sync(grafana) == 0
         out = capsys.readouterr().out
-        assert [(m, p) for m, p, _ in grafana.writes()[written:]] == [("PUT", f"/api/v1/provisioning/alert-rules/{uid}")]
+        assert [(m, p) for m, p, _ in grafana.writes()[written:]] == [
+            ("PUT", f"/api/v1/provisioning/alert-rules/{uid}")
+        ]
         assert grafana.objects["alert-rules"][uid]["data"][0]["model"]["query"] == \
             provisioned_rules()[uid]["data"][0]["model"]["query"]
     assert [line.split()[0] for line in out.splitlines() if "alert rule" in line] == \

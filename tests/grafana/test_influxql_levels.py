@@ -128,8 +128,22 @@ def golden(influxd: Any) -> dict[str, Any]:
     bottoms = {}
     try:
         for seq, case in enumerate((c for c in cases.values() if len(c.steps)), start=1):
-            store.write([DecodedBatch(b"G" * 16, seq, "golden", case.name,
-                                      [ScalarColumn("m4", case.steps, case.walls, case.values)], [], [], None, None, 0)])
+            store.write(
+                [
+                    DecodedBatch(
+                        b"G" * 16,
+                        seq,
+                        "golden",
+                        case.name,
+                        [ScalarColumn("m4", case.steps, case.walls, case.values)],
+                        [],
+                        [],
+                        None,
+                        None,
+                        0,
+                    )
+                ]
+            )
             plan = store._rollup.plan(("golden", case.name, "m4"), store._db.statements)
             bottoms[case.name] = plan["time"].size(0) // 10**6 if plan is not None else None
     finally:

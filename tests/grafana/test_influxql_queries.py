@@ -114,8 +114,9 @@ def test_variable_queries_list_the_projects_runs_and_metrics_that_were_written(i
     assert sorted(decode_tag(r) for r in sweep) == sorted([RUN_A, RUN_B])  # "All" runs of the group are these
     assert [decode_tag(m) for m in tag_values(influx, "metric_values", {"project": "mnist", "run": [RUN_A]})] == \
         sorted([LOSS, HOSTILE_KEY])
-    assert [decode_tag(m) for m in tag_values(influx, "metric_values", {"project": "mnist", "run": every_run("mnist")})] \
-        == sorted([LOSS, HOSTILE_KEY])
+    assert [
+        decode_tag(m) for m in tag_values(influx, "metric_values", {"project": "mnist", "run": every_run("mnist")})
+    ] == sorted([LOSS, HOSTILE_KEY])
     assert [decode_tag(m) for m in tag_values(influx, "metric_values", {"project": "sweep.v2",
                                                                           "run": every_run("sweep.v2")})] == ["acc"]
 

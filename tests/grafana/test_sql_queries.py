@@ -155,7 +155,7 @@ def test_the_variable_panel_and_annotation_queries_return_what_the_dashboard_exp
         {"metric": "train/loss"}]
     counts = run_sql(engine, "nonfinite_count", {"project": "mnist", "run": [stored_tag("lr=0.01")], "metric": ALL},
                      *window)
-    walls, _, values = points_of(RUNS["lr=0.01"])
+    _walls, _, values = points_of(RUNS["lr=0.01"])
     assert sum(r["nonfinite"] for r in counts) == int((~np.isfinite(values)).sum())
     (alert,) = run_sql(engine, "alert_annotations", {"project": "mnist", "run": EVERY_RUN}, *window)
     assert (alert["message"], alert["state"], alert["firing"]) == ("train/loss became NaN at step 12", "firing", 1)

@@ -41,7 +41,9 @@ def test_a_keras_fit_logs_batches_and_epochs_at_one_global_step(mosquitto, bridg
     epochs = series("epoch")
     assert epochs["step"] == [BATCHES * (e + 1) for e in range(EPOCHS)] and epochs["y"] == [0.0, 1.0, 2.0]
     (run,) = [r for r in get_json(bridge.url, "/api/v1/runs")["runs"] if r["run"] == identity]
-    assert run["config"]["fit"]["epochs"] == EPOCHS and run["config"]["optimizer"]["learning_rate"] == pytest.approx(0.01)
+    assert run["config"]["fit"]["epochs"] == EPOCHS and run["config"]["optimizer"]["learning_rate"] == pytest.approx(
+        0.01
+    )
 
 
 def test_the_drop_in_imports_without_keras_backend_set_and_tensorflow_absent(tmp_path):

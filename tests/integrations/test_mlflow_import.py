@@ -19,7 +19,7 @@ from helpers import get_json, import_command, prometheus_value, run_path
 
 STEPS = 4_000
 
-WRITER = r'''
+WRITER = r"""
 import json, math, sys
 import mlflow
 from mlflow.entities import Metric
@@ -60,12 +60,13 @@ def spelled(v):
 runs = {}
 for name in ("mnist", "other"):
     for run in client.search_runs([client.get_experiment_by_name(name).experiment_id]):
-        history = {key: [[m.step, m.timestamp, spelled(m.value)] for m in client.get_metric_history(run.info.run_id, key)]
+        history = {key: [[m.step, m.timestamp, spelled(m.value)]
+                         for m in client.get_metric_history(run.info.run_id, key)]
                    for key in run.data.metrics}
         runs[run.info.run_id] = {"experiment": name, "name": run.info.run_name, "status": run.info.status,
                                  "params": run.data.params, "tags": run.data.tags, "history": history}
 json.dump(runs, open(out, "w"))
-'''
+"""
 
 
 @pytest.fixture(scope="module")

@@ -125,7 +125,9 @@ def test_an_import_stores_every_event_exactly_and_a_second_import_nothing_new(
     assert not list(spool_dir.iterdir())
 
 
-def test_an_import_killed_halfway_and_run_again_ends_exact(torch_logdir, mosquitto, bridge_factory, spool_dir, tmp_path):
+def test_an_import_killed_halfway_and_run_again_ends_exact(
+    torch_logdir, mosquitto, bridge_factory, spool_dir, tmp_path
+):
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
     proc = _import(torch_logdir, mosquitto, bridge, spool_dir, CURVESTREAM_MAX_INFLIGHT_BATCHES="1")
     ingested = lambda: prometheus_value(bridge.url, "curvestream_points_ingested_total")  # noqa: E731

@@ -11,7 +11,9 @@ from curvestream_wire.topics import Topics
 
 # any Unicode a str can carry in UTF-8, weighted towards what topics and stores treat specially
 special = st.sampled_from(list("/+#%$ ,=\"'\\\n\r\t\x7f\x01") + ["%25", "%2F", "%ZZ", "%", "😀", "\u2028"])
-hostile_text = st.lists(st.one_of(special, st.characters(exclude_categories=("Cs",))), min_size=1, max_size=60).map("".join)
+hostile_text = st.lists(st.one_of(special, st.characters(exclude_categories=("Cs",))), min_size=1, max_size=60).map(
+    "".join
+)
 valid_names = hostile_text.filter(lambda s: "\x00" not in s)
 
 

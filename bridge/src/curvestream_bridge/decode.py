@@ -61,8 +61,12 @@ def decode_batch(payload: bytes, max_bytes: int, max_points: int,
     project = _name("project name", batch.project, "bad_name", pid, seq)
     run = _name("run name", batch.run, "bad_name", pid, seq)
     if topic_run is not None and topic_run != (project, run):
-        raise Rejected("topic_mismatch", f"batch for {project}/{run} arrived on the topic of {topic_run[0]}/{topic_run[1]}",
-                       pid, seq)
+        raise Rejected(
+            "topic_mismatch",
+            f"batch for {project}/{run} arrived on the topic of {topic_run[0]}/{topic_run[1]}",
+            pid,
+            seq,
+        )
     scalars: list[ScalarColumn] = []
     total = 0
     seen: dict[str, int] = {}

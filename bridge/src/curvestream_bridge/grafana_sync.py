@@ -86,8 +86,11 @@ def sdk_round_trip(kind: str, body: dict[str, Any]) -> dict[str, Any]:
     foreign: dict[int, dict[str, Any]] = {}
     if kind == "dashboard":
         annotations = body.get("annotations", {}).get("list", [])
-        foreign = {i: a for i, a in enumerate(annotations)
-                   if isinstance(a.get("target"), dict) and a.get("datasource", {}).get("type") not in ("grafana", None)}
+        foreign = {
+            i: a
+            for i, a in enumerate(annotations)
+            if isinstance(a.get("target"), dict) and a.get("datasource", {}).get("type") not in ("grafana", None)
+        }
         if foreign:
             body = {**body, "annotations": {**body["annotations"], "list": [
                 {k: v for k, v in a.items() if k != "target"} if i in foreign else a

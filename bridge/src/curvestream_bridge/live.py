@@ -195,7 +195,8 @@ class LiveHub:
             out = {}
             for key, parts in series.items():
                 arr = np.concatenate(parts, axis=1)
-                if arr.shape[1] > MAX_POINTS_PER_SERIES_FRAME:  # keep the newest; a gap message makes the chart re-query
+                # keep the newest; a gap message makes the chart re-query
+                if arr.shape[1] > MAX_POINTS_PER_SERIES_FRAME:
                     arr = arr[:, -MAX_POINTS_PER_SERIES_FRAME:]
                     truncated.add(run_key)
                 out[key] = {"key": key, "step": arr[0].astype(np.int64).tolist(), "time_ms": arr[1].tolist(),
@@ -244,7 +245,8 @@ class LiveHub:
                     subs = {}
                     for item in msg.get("subscribe", []):
                         keys = item.get("keys")
-                        subs[(str(item["project"]), str(item["run"]))] = None if keys is None else {str(k) for k in keys}
+                        run_key = (str(item["project"]), str(item["run"]))
+                        subs[run_key] = None if keys is None else {str(k) for k in keys}
                 except (ValueError, KeyError, TypeError, AttributeError) as exc:
                     await client.queue.put([json.dumps({"type": "error", "error": f"bad subscribe message: {exc}"})])
                     continue

@@ -120,7 +120,9 @@ SERIES_READS_CANCELLED = counter("curvestream_series_reads_cancelled_total",
                                  "Series reads stopped because their client went away.")
 ROLLUP_CACHE_BYTES = gauge("curvestream_rollup_cache_bytes",
                            "Memory held by rollup rows kept for reads (DuckDB, InfluxDB; rollup_cache_mb).")
-ROLLUP_CACHE_ENTRIES = gauge("curvestream_rollup_cache_entries", "Series and axes whose rollup rows are kept for reads.")
+ROLLUP_CACHE_ENTRIES = gauge(
+    "curvestream_rollup_cache_entries", "Series and axes whose rollup rows are kept for reads."
+)
 ROLLUP_CACHE_HITS = counter("curvestream_rollup_cache_hits_total", "Series reads that found their rollup rows kept.")
 ROLLUP_CACHE_MISSES = counter("curvestream_rollup_cache_misses_total",
                               "Series reads that loaded rollup rows from the store.")

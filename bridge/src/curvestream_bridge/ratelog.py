@@ -32,7 +32,8 @@ class RateLimitedLog:
         if now - self._last.get(reason, -1e9) >= self.every_s:
             n = self._suppressed.pop(reason, 0)
             suffix = f" ({n} more like it suppressed)" if n else ""
-            self.logger.log(level, msg + suffix, *args, exc_info=exc_info)
+            template = msg + suffix
+            self.logger.log(level, template, *args, exc_info=exc_info)
             self._last[reason] = now
         else:
             self._suppressed[reason] = self._suppressed.get(reason, 0) + 1

@@ -99,7 +99,8 @@ class BridgeSettings(BaseSettings):
     message on ``curvestream/v1/<project>/<run>/watched``) to seal batches at least this often,
     if their own ``flush_interval_ms`` is longer; 0: never ask. CURVESTREAM_LIVE_FLUSH_HINT_MS."""
     clock_skew_tolerance_s: float = 300.0
-    """A trainer clock off by less than this keeps its times (docs/clock-skew.md). CURVESTREAM_CLOCK_SKEW_TOLERANCE_S."""
+    """A trainer clock off by less than this keeps its times (docs/clock-skew.md).
+    CURVESTREAM_CLOCK_SKEW_TOLERANCE_S."""
     clock_skew_certain_after_s: float = 86_400.0
     """A trainer clock behind by more than this is corrected; by less, it cannot be told from a broker backlog.
     CURVESTREAM_CLOCK_SKEW_CERTAIN_AFTER_S."""

@@ -32,7 +32,7 @@ class Buckets:
         self.min = float(min)
         self.max = float(max)
         self.sum = float(sum)
-        self.count = int(round(math.fsum(self.counts))) if count is None else int(count)
+        self.count = round(math.fsum(self.counts)) if count is None else int(count)
 
     def as_tuple(self) -> tuple[list[float], list[float], float, float, float, int]:
         """``(edges, counts, min, max, sum, count)``, as ``compute_histogram`` answers."""

@@ -23,7 +23,9 @@ WIRE_VERSION = 1
 class BatchBuilder:
     """Accumulates items; ``seal()`` returns ``(seq, payload, points)``."""
 
-    def __init__(self, producer_id: bytes, project: str, run: str, next_seq: Callable[[], int], clock_ns: Callable[[], int]) -> None:
+    def __init__(
+        self, producer_id: bytes, project: str, run: str, next_seq: Callable[[], int], clock_ns: Callable[[], int]
+    ) -> None:
         self.producer_id = producer_id
         self.project = project
         self.run = run

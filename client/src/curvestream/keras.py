@@ -26,6 +26,9 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from curvestream.lazyrun import LazyRun
+from curvestream.settings import Settings
+
 
 def _default_backend() -> None:
     if "keras" in sys.modules or os.environ.get("KERAS_BACKEND") or importlib.util.find_spec("tensorflow"):
@@ -44,9 +47,6 @@ try:
 except ImportError as exc:
     raise ImportError(f"curvestream.keras needs Keras 3 and a backend it can load ({exc}): pip install keras and "
                       "torch (then KERAS_BACKEND=torch), jax or tensorflow") from exc
-
-from curvestream.lazyrun import LazyRun
-from curvestream.settings import Settings
 
 __all__ = ["CurvestreamCallback"]
 

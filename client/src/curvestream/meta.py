@@ -41,7 +41,8 @@ def normalize_config(config: Any) -> dict[str, Any]:
     if isinstance(config, dict):
         return _plain(config)
     raise TypeError(
-        f"curvestream: config must be a dict, dataclass, argparse.Namespace or pydantic model, got {type(config).__name__}"
+        "curvestream: config must be a dict, dataclass, argparse.Namespace or pydantic model, "
+        f"got {type(config).__name__}"
     )
 
 

@@ -157,7 +157,9 @@ class Settings:
         if self.bridge_url:
             parsed = urllib.parse.urlsplit(self.bridge_url)
             if parsed.scheme not in ("http", "https") or not parsed.hostname:
-                raise ValueError(f"curvestream setting bridge_url: expected http(s)://host[:port], got {self.bridge_url!r}")
+                raise ValueError(
+                    f"curvestream setting bridge_url: expected http(s)://host[:port], got {self.bridge_url!r}"
+                )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

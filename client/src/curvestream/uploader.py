@@ -307,7 +307,9 @@ class Uploader(BackgroundLoop):
                 tracked.rejected.add(r.first, r.last)
                 tracked.committed.add(r.first, r.last)
                 self.stats.batches_rejected += r.last - r.first + 1
-                log.error("curvestream: the bridge rejected batches %d..%d for good (%s)", r.first, r.last, commit.bridge_id)
+                log.error(
+                    "curvestream: the bridge rejected batches %d..%d for good (%s)", r.first, r.last, commit.bridge_id
+                )
             for d in commit.dropped:
                 self.stats.points_dropped += d.points
                 if d.reason not in self.stats.dropped_reasons:  # said once per reason; counted always

@@ -125,8 +125,12 @@ def histogram_values(key: str, values: Any) -> Any:
         if kind not in ("f", "i", "u", "b"):
             raise TypeError(f"curvestream: histogram {key!r} needs real numbers, got an array of {values.dtype}")
         return values.astype("float64").ravel().copy()
-    if isinstance(values, (str, bytes)) or (not isinstance(values, (Sequence, set, frozenset)) and not hasattr(values, "__iter__")):
-        raise TypeError(f"curvestream: histogram {key!r} needs a sequence or array of numbers, got {type(values).__name__}")
+    if isinstance(values, (str, bytes)) or (
+        not isinstance(values, (Sequence, set, frozenset)) and not hasattr(values, "__iter__")
+    ):
+        raise TypeError(
+            f"curvestream: histogram {key!r} needs a sequence or array of numbers, got {type(values).__name__}"
+        )
     return [to_float(key, v) for v in values]
 
 

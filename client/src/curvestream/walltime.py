@@ -24,7 +24,7 @@ __all__ = ["PinnableClock", "seconds_to_ns"]
 
 def seconds_to_ns(seconds: float) -> int:
     """TensorBoard's float seconds as int nanoseconds (rounded, not truncated)."""
-    return int(round(float(seconds) * 1e9))
+    return round(float(seconds) * 1e9)
 
 
 class PinnableClock:

@@ -58,7 +58,9 @@ class SeqSet:
 
     def count_within(self, first: int, last: int) -> int:
         """How many seqs of [first, last] are in the set."""
-        return sum(min(last, e) - max(first, s) + 1 for s, e in zip(self._starts, self._ends) if s <= last and e >= first)
+        return sum(
+            min(last, e) - max(first, s) + 1 for s, e in zip(self._starts, self._ends) if s <= last and e >= first
+        )
 
     def __len__(self) -> int:
         return sum(e - s + 1 for s, e in zip(self._starts, self._ends))

@@ -54,7 +54,7 @@ def test_a_mistake_is_reported_with_the_rule_and_the_field(item, words):
 
 
 def test_two_rules_with_one_name_are_refused():
-    with pytest.raises(RulesError, match="field 'name'.*earlier rule"):
+    with pytest.raises(RulesError, match=r"field 'name'.*earlier rule"):
         parse_rules("rules: [{name: a, kind: lost}, {name: a, kind: nonfinite}]")
 
 

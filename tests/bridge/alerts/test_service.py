@@ -17,7 +17,9 @@ from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.base import StoreUnavailable
 from curvestream_bridge.store.duckdb.store import DuckDBStore
 
-RULES = parse_rules("rules: [{name: plateau, kind: plateau, key: loss, smoothing: 0.5, patience_steps: 150, min_delta: 0}]")
+RULES = parse_rules(
+    "rules: [{name: plateau, kind: plateau, key: loss, smoothing: 0.5, patience_steps: 150, min_delta: 0}]"
+)
 PID = b"\x07" * 16
 STEPS = np.arange(2000)
 LOSS = np.where(STEPS < 700, 5.0 - STEPS * 0.005, 1.5)  # flat from step 700 on

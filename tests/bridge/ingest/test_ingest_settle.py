@@ -58,7 +58,7 @@ def test_a_rejection_is_counted_dead_lettered_acknowledged_and_committed_as_reje
     assert acked == [1] and metrics.get(REJECTED, reason="ragged_series") == 1
     assert [(pid, [(r.first, r.last) for r in c.rejected]) for pid, c in commits] == [(PID, [(5, 5)])]
     raw = (tmp_path / "dead.bin").read_bytes()
-    head_len, body_len = struct.unpack("<II", raw[:8])
+    head_len, _body_len = struct.unpack("<II", raw[:8])
     assert b"ragged_series" in raw[8:8 + head_len] and raw[8 + head_len:] == b"bad bytes"
 
 

@@ -43,7 +43,9 @@ def merge_every_3_writes(monkeypatch):
     monkeypatch.setattr(upper, "MERGE_WRITES", 3)
 
 
-def test_answers_stay_exact_before_between_and_after_merges_and_a_clean_close_merges_the_rest(tmp_path, merge_every_3_writes):
+def test_answers_stay_exact_before_between_and_after_merges_and_a_clean_close_merges_the_rest(
+    tmp_path, merge_every_3_writes
+):
     rng = np.random.default_rng(11)
     points = curve(rng, 30_000, regress=True)  # resumed steps land in buckets merged long before
     items = batches(points, np.arange(500, len(points), 500))

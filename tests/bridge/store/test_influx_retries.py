@@ -58,8 +58,18 @@ def batch(seq: int, steps: np.ndarray) -> DecodedBatch:
     values = np.cos(steps / 700.0) + steps / 5e4
     values[len(values) // 3] = np.nan
     values[len(values) // 2] = np.inf
-    return DecodedBatch(b"producer-1", seq, "proj", "run", [ScalarColumn("loss", steps, T0 + steps * 1_000_000, values)],
-                        [], [], None, None, 0)
+    return DecodedBatch(
+        b"producer-1",
+        seq,
+        "proj",
+        "run",
+        [ScalarColumn("loss", steps, T0 + steps * 1_000_000, values)],
+        [],
+        [],
+        None,
+        None,
+        0,
+    )
 
 
 def every_4th(lo: int, hi: int, offset: int) -> np.ndarray:

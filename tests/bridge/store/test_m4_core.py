@@ -4,6 +4,8 @@ M4 of the raw points (the reference of store/m4.py), for every x axis."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from test_store_support import Points, assert_same, curve, reference
@@ -91,7 +93,7 @@ def test_pieces_and_straddling_buckets_cover_each_column_exactly_once():
     for iv in range(len(intervals)):
         parts = sorted(covered.get(iv, []))
         assert parts[0][0] == intervals.edges[iv] and parts[-1][1] == intervals.edges[iv + 1]
-        assert all(p[1] == n[0] for p, n in zip(parts, parts[1:])), (iv, parts)
+        assert all(p[1] == n[0] for p, n in itertools.pairwise(parts)), (iv, parts)
 
 
 def test_merging_keeps_the_earliest_of_equal_minima_and_the_latest_of_equal_maxima():

@@ -14,7 +14,7 @@ one that may be absent has a default.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.json_schema import models_json_schema
@@ -354,7 +354,7 @@ class ApiSeriesManyColumnsHeader(_Shape):
     series: list[ApiSeriesColumnsHeader]
 
 
-SeriesBinaryHeaders = Union[ApiSeriesColumnsHeader, ApiSeriesManyColumnsHeader]
+SeriesBinaryHeaders = ApiSeriesColumnsHeader | ApiSeriesManyColumnsHeader
 
 
 class ApiHistogram(_Shape):
@@ -589,9 +589,21 @@ class LiveErrorMessage(_Shape):
     error: str
 
 
-LiveMessage = TypeAliasType("LiveMessage", Annotated[
-    LiveAlertMessage | LivePointsMessage | LiveStatusMessage | LiveRunMessage | LiveGapMessage | LiveTextsMessage | LiveHistogramMessage | LiveSubscribedMessage | LiveErrorMessage,
-    Field(discriminator="type", description="A message the bridge pushes on `WS /api/v1/live`.")])
+LiveMessage = TypeAliasType(
+    "LiveMessage",
+    Annotated[
+        LiveAlertMessage
+        | LivePointsMessage
+        | LiveStatusMessage
+        | LiveRunMessage
+        | LiveGapMessage
+        | LiveTextsMessage
+        | LiveHistogramMessage
+        | LiveSubscribedMessage
+        | LiveErrorMessage,
+        Field(discriminator="type", description="A message the bridge pushes on `WS /api/v1/live`."),
+    ],
+)
 
 HTTP_MODELS: tuple[type[BaseModel], ...] = (
     ApiRunMeta, ApiResume, ApiRun, ApiRunsResponse, ApiRunEdit, ApiRunEdited, ApiRunDeleted, ApiMetric,

@@ -116,8 +116,8 @@ class WandbRun:
         final.summary_json = _json(_replayed(summary_items))
         builder.add(final)
         if exit_code is None:
-            state, reason = run_pb2.RUN_STATE_FAILED, "imported from W&B: the run file has no exit record " \
-                                                      "(the run was killed, or was still running)"
+            state, reason = run_pb2.RUN_STATE_FAILED, ("imported from W&B: the run file has no exit record "
+                                                       "(the run was killed, or was still running)")
         elif exit_code == 0:
             state, reason = run_pb2.RUN_STATE_FINISHED, "imported from W&B"
         else:

@@ -108,7 +108,7 @@ class EventDecoder:
         if plugin == "histograms" and len(dims) == 2 and dims[1] == 3 and len(numbers) == dims[0] * 3:
             lefts, rights, counts = numbers[0::3], numbers[1::3], numbers[2::3]
             edges = [lefts[0], *rights] if lefts else [0.0, 1.0]
-            return Histogram(tag, Buckets(edges, counts or [0.0], count=int(round(sum(counts)))))
+            return Histogram(tag, Buckets(edges, counts or [0.0], count=round(sum(counts))))
         return None
 
     def _read_hparams(self, content: bytes) -> None:

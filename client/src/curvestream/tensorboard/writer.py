@@ -110,8 +110,18 @@ class SummaryWriter:
         self._sub_runs: dict[str, Run] = {}
         self._warned: set[str] = set()
         # tensorboardX's write_to_disk=False means "no event files": the tee is off then
-        self._tee = _tee_writer(log_dir=self.log_dir, comment=comment, purge_step=purge_step, max_queue=max_queue,
-                                flush_secs=flush_secs, filename_suffix=filename_suffix) if tee and write_to_disk else None
+        self._tee = (
+            _tee_writer(
+                log_dir=self.log_dir,
+                comment=comment,
+                purge_step=purge_step,
+                max_queue=max_queue,
+                flush_secs=flush_secs,
+                filename_suffix=filename_suffix,
+            )
+            if tee and write_to_disk
+            else None
+        )
 
     # ------------------------------------------------------------------ scalars
     def add_scalar(self, tag: str, scalar_value: Any, global_step: int | None = None, walltime: float | None = None,

@@ -59,7 +59,9 @@ def agg_from(rows: dict[str, Any]) -> M4Agg:
         agg.wall[kind] = ints(rows[f"{p}_w"])
         agg.value[kind] = np.nan if kind == NAN else floats(rows[f"{p}_v"])
     agg.has[FIRST] = agg.has[LAST] = True
-    agg.has[MIN], agg.has[MAX], agg.has[NAN] = (np.asarray(rows[c], dtype=bool) for c in ("has_mn", "has_mx", "has_nan"))
+    agg.has[MIN], agg.has[MAX], agg.has[NAN] = (
+        np.asarray(rows[c], dtype=bool) for c in ("has_mn", "has_mx", "has_nan")
+    )
     if "c0" in rows:
         agg.c0, agg.c1 = ints(rows["c0"]), ints(rows["c1"])
     return agg

@@ -68,7 +68,9 @@ def stored_ranges(cur: duckdb.DuckDBPyConnection, producer_id: bytes) -> list[tu
     return [(int(a), int(b)) for a, b in rows]
 
 
-def stored_ranges_many(cur: duckdb.DuckDBPyConnection, producer_ids: Sequence[bytes]) -> dict[bytes, list[tuple[int, int]]]:
+def stored_ranges_many(
+    cur: duckdb.DuckDBPyConnection, producer_ids: Sequence[bytes]
+) -> dict[bytes, list[tuple[int, int]]]:
     """:func:`stored_ranges` of several producers by one statement (a producer with none is left out)."""
     if not producer_ids:
         return {}

@@ -23,6 +23,7 @@ from a 100M-row table decodes most of it; fetching 4,000 chunks by id
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -57,7 +58,7 @@ def encode(step: np.ndarray, wall: np.ndarray, value: np.ndarray, starts: np.nda
     rec["step"], rec["wall"], rec["value"] = step, wall, value
     raw = rec.tobytes()
     bounds = (np.append(starts, len(step)) * RECORD.itemsize).tolist()
-    return [raw[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    return [raw[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def decode(blobs: Sequence[bytes]) -> np.ndarray:

@@ -24,6 +24,7 @@ on its own by :func:`.points.series_query`: a few points, a cheap query.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import duckdb
@@ -105,7 +106,7 @@ def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int
     read = iter(_rollup_rows(cur, axis, [frames[i] for i in unkept]) if unkept else [])
     rows: list[list[tuple[int, np.ndarray, M4Agg]] | Entry] = []
     want: dict[str, list[np.ndarray]] = {"i": [], "cid": []}
-    for i, ((sid, f), entry) in enumerate(zip(frames, kept)):
+    for i, ((_sid, f), entry) in enumerate(zip(frames, kept)):
         assert f.pieces is not None
         if entry is not None:
             rows.append(entry)
@@ -155,12 +156,14 @@ def _rollup_rows(cur: duckdb.DuckDBPyConnection, axis: str,
     for i, (sid, f) in enumerate(frames):
         # as .points._rollup_rows for one series: its sid and the BETWEENs let zone maps skip row groups
         b, u = wb["b"][wb["i"] == i], wu["b"][wu["i"] == i]
-        arms += [f"SELECT w.i, 0 AS k, m.b, {cols}, m.c0, m.c1 FROM m4b_{axis} m JOIN want_b w ON m.b = w.b "
-                 f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {_span(b)[0]} AND {_span(b)[1]}",
-                 f"SELECT w.i, m.k, m.b, {cols}, -1, -1 FROM {upper_rows(axis)} m JOIN want w ON m.k = w.k "
-                 f"AND m.b = w.b AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {_span(u)[0]} AND {_span(u)[1]}",
-                 f"SELECT {i}, k, b, {', '.join(AGG_NAMES)}, -1, -1 FROM {upper_rows(axis)} "
-                 f"WHERE sid = {int(sid)} AND k = {int(f.pieces.plan.top)}"]  # type: ignore[union-attr]
+        arms += [
+            f"SELECT w.i, 0 AS k, m.b, {cols}, m.c0, m.c1 FROM m4b_{axis} m JOIN want_b w ON m.b = w.b "
+            f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {_span(b)[0]} AND {_span(b)[1]}",
+            f"SELECT w.i, m.k, m.b, {cols}, -1, -1 FROM {upper_rows(axis)} m JOIN want w ON m.k = w.k "
+            f"AND m.b = w.b AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {_span(u)[0]} AND {_span(u)[1]}",
+            f"SELECT {i}, k, b, {', '.join(AGG_NAMES)}, -1, -1 FROM {upper_rows(axis)} "
+            f"WHERE sid = {int(sid)} AND k = {int(f.pieces.plan.top)}",
+        ]  # type: ignore[union-attr]
     with scan(cur, "want_b", wb), scan(cur, "want", wu):
         got = cur.execute(" UNION ALL ".join(arms)).fetchnumpy()
     i_all, k_all, b_all, agg = ints(got["i"]), ints(got["k"]), ints(got["b"]), agg_from(got)
@@ -197,4 +200,4 @@ def _blobs_by(cur: duckdb.DuckDBPyConnection, n: int, arms: list[str],
     i, cid = ints(got["i"]), ints(got["cid"])
     order = np.lexsort((cid, i))
     blobs, bounds = got["pts"][order], np.searchsorted(i[order], np.arange(n + 1))
-    return [chunk_codec.decode(blobs[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    return [chunk_codec.decode(blobs[a:b]) for a, b in itertools.pairwise(bounds)]

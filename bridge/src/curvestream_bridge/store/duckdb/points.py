@@ -159,7 +159,9 @@ class PointWriter:
             self._rollups(cur, rolled)
         return pts
 
-    def _add_chunks(self, cur: duckdb.DuckDBPyConnection, pts: SortedPoints, plans_of: list[dict[str, LevelPlan] | None]) -> np.ndarray:
+    def _add_chunks(
+        self, cur: duckdb.DuckDBPyConnection, pts: SortedPoints, plans_of: list[dict[str, LevelPlan] | None]
+    ) -> np.ndarray:
         """The chunk rows of all series of a write, by one INSERT; each point's chunk id."""
         groups: tuple[np.ndarray, ...] = (pts.series,)
         rolled = np.array([p is not None for p in plans_of], bool)

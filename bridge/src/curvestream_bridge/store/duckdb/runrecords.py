@@ -46,7 +46,10 @@ def seen_many(cur: duckdb.DuckDBPyConnection, runs: list[tuple[str, str]]) -> No
 
 
 def _run_columns(runs: list[tuple[str, str]], **more: list[object]) -> dict[str, np.ndarray]:
-    cols = {"project": np.array([p for p, _ in runs], dtype=object), "run": np.array([r for _, r in runs], dtype=object)}
+    cols = {
+        "project": np.array([p for p, _ in runs], dtype=object),
+        "run": np.array([r for _, r in runs], dtype=object),
+    }
     for name, values in more.items():
         cols[name] = np.array(values, dtype=object if values and isinstance(values[0], str) else None)
     return cols

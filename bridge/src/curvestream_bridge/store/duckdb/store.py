@@ -221,8 +221,10 @@ class DuckDBStore(StoreWriter, StoreReader, AlertStateStore, lifecycle.DuckDBLif
         for b in batches:
             for h in b.histograms:
                 sid = self._sid(b.project, b.run, h.key, "histogram")
-                cur.execute("INSERT INTO histograms VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            [sid, h.step, h.wall_ns, list(h.bucket_edges), list(h.counts), h.min, h.max, h.sum, h.count])
+                cur.execute(
+                    "INSERT INTO histograms VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [sid, h.step, h.wall_ns, list(h.bucket_edges), list(h.counts), h.min, h.max, h.sum, h.count],
+                )
                 seriesstats.add_record(cur, sid, h.step, h.wall_ns)
             for t in b.texts:
                 sid = self._sid(b.project, b.run, t.key, "text")
@@ -343,10 +345,17 @@ class DuckDBStore(StoreWriter, StoreReader, AlertStateStore, lifecycle.DuckDBLif
         if key is not None:
             cond += " AND s.key = ?"
             params.append(key)
-        rows = self._cursor().execute(
-            f"""SELECT s.key, t.step, t.wall_ns, t.level, t.text FROM texts t JOIN series s USING (sid)
-                WHERE {cond} ORDER BY t.wall_ns DESC LIMIT ?""", [*params, limit]).fetchall()
-        return [{"key": k, "step": st, "time_ms": w / 1e6, "level": lv, "text": tx} for k, st, w, lv, tx in reversed(rows)]
+        rows = (
+            self._cursor()
+            .execute(
+                f"""SELECT s.key, t.step, t.wall_ns, t.level, t.text FROM texts t JOIN series s USING (sid)
+                WHERE {cond} ORDER BY t.wall_ns DESC LIMIT ?""",
+                [*params, limit],
+            )
+            .fetchall()
+        )
+        return [{"key": k, "step": st, "time_ms": w / 1e6, "level": lv, "text": tx}
+                for k, st, w, lv, tx in reversed(rows)]
 
     def ping(self) -> bool:
         return self._db.ping()

@@ -51,8 +51,8 @@ def cut_points(run: Statements, where: str, f: Frame, bottom: Level,
     column = (int(edges[-1]) - a) / max(len(edges) - 1, 1)
     if f.axis != "step":
         # a row's last point lies within a bucket of the edge its bucket holds (before it or after)
-        near = f'(("time_hi" - {a}) % {column!r} < {size + SLACK_NS} OR ("time_hi" - {a}) % {column!r} > ' \
-               f'{column - size - SLACK_NS!r})'
+        near = (f'(("time_hi" - {a}) % {column!r} < {size + SLACK_NS} OR ("time_hi" - {a}) % {column!r} > '
+                f'{column - size - SLACK_NS!r})')
         return [_time_rows(run, where, near, int(straddlers[0]) * size, (int(straddlers[-1]) + 1) * size - 1,
                            time_bottom)]
     rows = np.isin(bottom.b, straddlers)

@@ -39,7 +39,15 @@ from curvestream_wire.backoff import Backoff, parse_retry_after
 
 from curvestream_bridge.store.base import StoreRejected, StoreUnavailable
 
-__all__ = ["InfluxHTTP", "go_duration_ns", "LINES_PER_REQUEST", "STATEMENTS_PER_REQUEST", "QUERY_HEADERS", "META_RP", "META_MEASUREMENTS"]
+__all__ = [
+    "InfluxHTTP",
+    "go_duration_ns",
+    "LINES_PER_REQUEST",
+    "STATEMENTS_PER_REQUEST",
+    "QUERY_HEADERS",
+    "META_RP",
+    "META_MEASUREMENTS",
+]
 
 log = logging.getLogger("curvestream.bridge.influx")
 
@@ -221,7 +229,7 @@ class InfluxHTTP:
             except httpx.HTTPError as exc:
                 raise StoreUnavailable(f"InfluxDB query failed: {exc}") from None
             results: list[list[dict[str, Any]]] = [[] for _ in part]
-            for r in _results(resp, resp.text, lambda r: part[r.get("statement_id", 0)]):
+            for r in _results(resp, resp.text, lambda r, part=part: part[r.get("statement_id", 0)]):
                 results[r.get("statement_id", 0)] = r.get("series", [])
             out.extend(results)
         return out

@@ -23,6 +23,8 @@ except 10 from 1 ms to 10 ms), whatever the size of the series.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from curvestream_bridge.store.m4.levels import LevelPlan
@@ -41,7 +43,7 @@ LADDER_MS = TIME_UNITS_MS
 """The Grafana intervals that nest (each divides the next): the time rollups' bucket sizes (and the
 grid of snapped columns at x = time, :mod:`..m4.snap`, so that their edges never cut a bucket)."""
 
-assert all(b % a == 0 for a, b in zip(LADDER_MS, LADDER_MS[1:])) and set(LADDER_MS) <= set(GRAFANA_INTERVALS_MS)
+assert all(b % a == 0 for a, b in itertools.pairwise(LADDER_MS)) and set(LADDER_MS) <= set(GRAFANA_INTERVALS_MS)
 
 _MS = 1_000_000
 

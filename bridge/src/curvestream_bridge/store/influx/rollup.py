@@ -377,7 +377,9 @@ class RollupWriter:
             self.before[group] = rows if known is None else known.plus(rows)
         self._staged = None
 
-    def _open_for(self, wanted: list[tuple[SeriesKey, str]], run: Statements) -> dict[tuple[SeriesKey, str], OpenBuckets]:
+    def _open_for(
+        self, wanted: list[tuple[SeriesKey, str]], run: Statements
+    ) -> dict[tuple[SeriesKey, str], OpenBuckets]:
         """Copies of the open buckets of these series (read the first time)."""
         missing = [w for w in wanted if w not in self.open]
         if missing:

@@ -91,7 +91,11 @@ def field_texts(agg: M4Agg, numeric: bool = True) -> list[str]:
 _KINDS = ((FIRST, "f"), (LAST, "l"), (MIN, "mn"), (MAX, "mx"), (NAN, "nan"))
 RECORD = np.dtype(
     [("n", "<i8")]
-    + [(f"{p}_{c}", "<i8" if c != "v" else "<f8") for _, p in _KINDS for c in (("s", "w") if p == "nan" else ("s", "w", "v"))]
+    + [
+        (f"{p}_{c}", "<i8" if c != "v" else "<f8")
+        for _, p in _KINDS
+        for c in (("s", "w") if p == "nan" else ("s", "w", "v"))
+    ]
     + [("wlo", "<i8"), ("whi", "<i8"), ("has", "<u2")]
 )
 assert RECORD.itemsize % 3 == 0

@@ -218,8 +218,11 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne, StoreWriter, StoreReader, Ale
         for b in batches:
             by_producer.setdefault(b.producer_id, []).append(b.seq)
         producers = list(by_producer)
-        stmts = [f'SELECT "seq" FROM {self._db.meta("cs_batch")} WHERE "producer" = {tag_literal(p.hex())} AND time >= {min(by_producer[p])} '
-                 f'AND time <= {max(by_producer[p])}' for p in producers]
+        stmts = [
+            f'SELECT "seq" FROM {self._db.meta("cs_batch")} WHERE "producer" = {tag_literal(p.hex())} '
+            f"AND time >= {min(by_producer[p])} AND time <= {max(by_producer[p])}"
+            for p in producers
+        ]
         stored = set()
         for p, result in zip(producers, self._db.statements(stmts) if stmts else []):
             for s in result:
@@ -269,8 +272,8 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne, StoreWriter, StoreReader, Ale
 
     def stored_ranges(self, producer_id: bytes) -> list[tuple[int, int]]:
         seqs: list[int] = []
-        for s in self._db.series(f'SELECT "seq" FROM {self._db.meta("cs_batch")} WHERE "producer" = {tag_literal(producer_id.hex())}',
-                              chunked=True):
+        query = f'SELECT "seq" FROM {self._db.meta("cs_batch")} WHERE "producer" = {tag_literal(producer_id.hex())}'
+        for s in self._db.series(query, chunked=True):
             seqs.extend(int(v[1]) for v in s["values"])
         seqs.sort()
         ranges: list[tuple[int, int]] = []
@@ -376,8 +379,8 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne, StoreWriter, StoreReader, Ale
         where = series_where(key)
         origin = 0
         if q.x == "relative":
-            starts = self._db.series(f'SELECT first("step") FROM "cs_scalar" WHERE "project" = {tag_literal(q.project)} '
-                                  f'AND "run" = {tag_literal(q.run)}')
+            starts = self._db.series(f'SELECT first("step") FROM "cs_scalar" '
+                                     f'WHERE "project" = {tag_literal(q.project)} AND "run" = {tag_literal(q.run)}')
             origin = int(starts[0]["values"][0][0]) if starts else 0
         plans = self._rollup.plan(key, self._db.statements)
         if plans is not None:
