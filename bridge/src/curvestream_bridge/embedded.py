@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from typing import Any
 
 __all__ = ["EmbeddedBroker", "patient_handler", "protocol_level"]
 
@@ -81,7 +82,7 @@ def patient_handler() -> bool:
     class PatientBrokerProtocolHandler(BrokerProtocolHandler):
         curvestream_patient = True
 
-        async def _handle_qos1_message_flow(self, app_message) -> None:
+        async def _handle_qos1_message_flow(self, app_message: Any) -> None:
             if app_message.direction != OUTGOING or app_message.qos != QOS_1 or app_message.puback_packet \
                     or self.session is None or app_message.packet_id is None:
                 await super()._handle_qos1_message_flow(app_message)
@@ -101,7 +102,7 @@ def patient_handler() -> bool:
                 self.session.inflight_out.pop(app_message.packet_id, None)
 
         @classmethod
-        async def init_from_connect(cls, reader, writer, plugins_manager, loop=None):
+        async def init_from_connect(cls, reader: Any, writer: Any, plugins_manager: Any, loop: Any = None) -> Any:
             """Refuse a protocol other than 3.1.1 at once, before amqtt reads the CONNECT as 3.1.1."""
             packet = await _read_packet(reader)
             level = protocol_level(packet)
@@ -118,7 +119,7 @@ def patient_handler() -> bool:
     return True
 
 
-async def _read_packet(reader) -> bytes:
+async def _read_packet(reader: Any) -> bytes:
     """One whole MQTT packet from an amqtt reader: the fixed header, then what its length says."""
     from amqtt.codecs_amqtt import read_or_raise
 
@@ -167,29 +168,29 @@ def _fleet_broker_class() -> type:
     from amqtt.contexts import Action
 
     class FleetBroker(Broker):
-        def __init__(self, *args, **kwargs) -> None:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._wildcards: list[str] | None = None  # filters with + or #, recomputed after a change
             self._filters_of: dict[str, set[str]] = {}  # client id -> its filters
 
-        async def _broadcast_message(self, session, topic, data, force_qos=None):
+        async def _broadcast_message(self, session: Any, topic: str, data: Any, force_qos: Any = None) -> None:
             if data is not None and len(data) > 256:
                 data = _QuietPayload(data)
             await super()._broadcast_message(session, topic, data, force_qos)
 
-        async def add_subscription(self, subscription, session):
+        async def add_subscription(self, subscription: Any, session: Any) -> Any:
             granted = await super().add_subscription(subscription, session)
             if granted != 0x80:
                 self._filters_of.setdefault(session.client_id, set()).add(subscription[0])
                 self._wildcards = None
             return granted
 
-        def _del_subscription(self, a_filter, session):
+        def _del_subscription(self, a_filter: str, session: Any) -> Any:
             self._filters_of.get(session.client_id, set()).discard(a_filter)
             self._wildcards = None
             return super()._del_subscription(a_filter, session)
 
-        async def _del_all_subscriptions(self, session) -> None:
+        async def _del_all_subscriptions(self, session: Any) -> None:
             for topic_filter in self._filters_of.pop(session.client_id, set()):
                 self._del_subscription(topic_filter, session)
                 if not self._subscriptions.get(topic_filter, True):
@@ -202,7 +203,7 @@ def _fleet_broker_class() -> type:
             exact = [topic] if topic in self._subscriptions else []
             return exact + [f for f in self._wildcards if self._matches(topic, f)]
 
-        async def _run_broadcast(self, running_tasks) -> None:
+        async def _run_broadcast(self, running_tasks: Any) -> None:
             broadcast = await self._broadcast_queue.get()
             topic = broadcast["topic"]
             for topic_filter in self._matching_filters(topic):
@@ -220,7 +221,7 @@ def _fleet_broker_class() -> type:
                         running_tasks.append(asyncio.ensure_future(
                             handler.mqtt_publish(topic, broadcast["data"], qos, retain=False)))
 
-        async def _publish_retained_messages_for_subscription(self, subscription, session) -> None:
+        async def _publish_retained_messages_for_subscription(self, subscription: Any, session: Any) -> None:
             topic_filter, qos = subscription
             if topic_filter not in self._filters_of.get(session.client_id, ()):
                 # amqtt calls this at each connect for every filter of every client: a new trainer got the

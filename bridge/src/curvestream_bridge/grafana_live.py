@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections.abc import Sequence
 
 import httpx
 import numpy as np
@@ -28,7 +29,7 @@ log = logging.getLogger("curvestream.bridge.grafana")
 MAX_POINTS_PER_SERIES = 2000  # a live frame thins long bursts; Grafana re-queries the store for detail
 
 
-def live_lines(batches: list[DecodedBatch]) -> list[str]:
+def live_lines(batches: Sequence[DecodedBatch]) -> list[str]:
     lines = []
     for b in batches:
         tags = f"project={encode_tag(b.project)},run={encode_tag(b.run)}"
@@ -55,7 +56,7 @@ class GrafanaLivePusher:
         self._thread = threading.Thread(target=self._run, name="curvestream-grafana-live", daemon=True)
         self._thread.start()
 
-    def push(self, batches: list[DecodedBatch]) -> None:
+    def push(self, batches: Sequence[DecodedBatch]) -> None:
         lines = live_lines(batches)
         if not lines:
             return

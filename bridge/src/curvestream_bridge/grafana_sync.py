@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import pathlib
@@ -167,9 +168,9 @@ def _reason(exc: BaseException) -> str:
     found = re.findall(r"\[Errno -?\d+\] [^'\")]+", text)
     if found:
         return found[-1].strip()
-    seen: BaseException | None = exc
-    while seen.__cause__ or seen.__context__:
-        seen = seen.__cause__ or seen.__context__
+    seen = exc
+    while (inner := seen.__cause__ or seen.__context__) is not None:
+        seen = inner
     return (getattr(seen, "strerror", None) or str(seen) or type(seen).__name__).splitlines()[0][:200]
 
 
@@ -270,11 +271,11 @@ def _alert_rule_steps(api: Any, groups: list[RuleGroup], folder_uid: str) -> lis
     steps = []
     for group in groups:
         for body in group.rules:
-            have = _get(lambda uid=body["uid"]: api.alertingprovisioning.get_alertrule(uid))
+            have = _get(functools.partial(api.alertingprovisioning.get_alertrule, body["uid"]))
             steps.append(_step("alert rule", body["title"], have, body,
-                               lambda b=body: api.alertingprovisioning.create_alertrule(b),
-                               lambda b=body: api.alertingprovisioning.update_alertrule(b["uid"], b)))
-        have = _get(lambda g=group: api.alertingprovisioning.get_rule_group(folder_uid, g.title))
+                               functools.partial(api.alertingprovisioning.create_alertrule, body),
+                               functools.partial(api.alertingprovisioning.update_alertrule, body["uid"], body)))
+        have = _get(functools.partial(api.alertingprovisioning.get_rule_group, folder_uid, group.title))
         if have is UNKNOWN:
             _sdk_checked("rule group", {"title": group.title, "folderUid": folder_uid, "interval": group.interval_s,
                                         "rules": group.rules})
@@ -287,7 +288,7 @@ def _alert_rule_steps(api: Any, groups: list[RuleGroup], folder_uid: str) -> lis
                                            "interval": group.interval_s, "rules": group.rules})
         steps.append(Step("rule group", f"{group.title} (every {group.interval_s} s)",
                           "create" if have is None else "update",
-                          lambda g=group, b=body: api.alertingprovisioning.update_rule_group(folder_uid, g.title, b)))
+                          functools.partial(api.alertingprovisioning.update_rule_group, folder_uid, group.title, body)))
     return steps
 
 
@@ -316,14 +317,14 @@ def plan(api: Any, args: argparse.Namespace) -> list[Step]:
         steps.append(Step("folder", args.folder, "unchanged"))
 
     for body in datasource_bodies(args):
-        have = _get(lambda uid=body["uid"]: api.datasource.get_datasource_by_uid(uid))
+        have = _get(functools.partial(api.datasource.get_datasource_by_uid, body["uid"]))
         public = {k: v for k, v in body.items() if k != "secureJsonData"}  # Grafana never returns secrets
         steps.append(_step("data source", body["name"], have, public,
-                           lambda b=body: api.datasource.create_datasource(b),
-                           lambda b=body: api.datasource.update_datasource_by_uid(b["uid"], b)))
+                           functools.partial(api.datasource.create_datasource, body),
+                           functools.partial(api.datasource.update_datasource_by_uid, body["uid"], body)))
 
     for board in dashboard_bodies(pathlib.Path(args.dashboards)):
-        have = _get(lambda uid=board["uid"]: api.dashboard.get_dashboard(uid))
+        have = _get(functools.partial(api.dashboard.get_dashboard, board["uid"]))
         if have is UNKNOWN:
             steps.append(Step("dashboard", board["title"], "checked"))
             continue
@@ -333,7 +334,7 @@ def plan(api: Any, args: argparse.Namespace) -> list[Step]:
                 "message": "curvestream grafana sync"}
         action = "unchanged" if same else ("create" if have is None else "update")
         steps.append(Step("dashboard", board["title"], action,
-                          None if same else (lambda p=post: api.dashboard.update_dashboard(p))))
+                          None if same else functools.partial(api.dashboard.update_dashboard, post)))
 
     if args.webhook_url:
         body = _sdk_checked("contact point", contact_point_body(args.webhook_url))

@@ -195,7 +195,7 @@ def group_bands(q: GroupQuery, members: Sequence[tuple[tuple[str, str], str | No
     start, end = q.start, q.end
     if start is None or end is None:  # the union of the runs' extents: one column each, cheap to read
         extents = _read(runs, lambda p, r: SeriesQuery(p, r, q.key, q.x, start, end, 1), series_many)
-        found = [(e.start, e.end) for e in extents if e.total > 0]
+        found = [(e.start, e.end) for e in extents if e.total > 0 and e.start is not None and e.end is not None]
         if not found:
             start = end = None
         else:

@@ -24,7 +24,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -34,6 +34,9 @@ from curvestream_wire.v1 import run_pb2
 from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.jsonnum import json_floats
 from curvestream_bridge.store.base import state_name
+
+if TYPE_CHECKING:
+    from curvestream_bridge.grafana_live import GrafanaLivePusher
 
 __all__ = ["LiveHub"]
 
@@ -68,7 +71,7 @@ class LiveHub:
         self._known_runs: set[tuple[str, str]] = set()
         self._clients: set[_Client] = set()
         self._task: asyncio.Task | None = None
-        self.grafana = None  # optional GrafanaLivePusher
+        self.grafana: GrafanaLivePusher | None = None
         self.on_runs_changed: Callable[[], None] | None = None  # a run was added, or its status or metadata came
 
     @property
@@ -210,10 +213,10 @@ class LiveHub:
             later = [(None, json.dumps(e, ensure_ascii=False)) for e in events
                      if e["type"] != "run" and (e["project"], e["run"]) in client.subs]
             for run_key, wanted in client.subs.items():
-                series = frames.get(run_key)
-                if not series:
+                frame = frames.get(run_key)
+                if not frame:
                     continue
-                chosen = [s for k, s in series.items() if wanted is None or k in wanted]
+                chosen = [s for k, s in frame.items() if wanted is None or k in wanted]
                 if chosen:
                     if run_key in truncated:
                         client.gaps.add(run_key)

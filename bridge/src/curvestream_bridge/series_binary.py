@@ -40,7 +40,7 @@ COLUMNS = (("x", "<f8"), ("y", "<f8"), ("step", "<i8"), ("time_ms", "<f8"))
 
 def wants_binary(accept: str | None) -> bool:
     """Whether an ``Accept`` header asks for the binary answer (it must name it: ``*/*`` gets JSON)."""
-    return bool(accept) and any(part.split(";")[0].strip().lower() == MEDIA_TYPE for part in accept.split(","))
+    return accept is not None and any(part.split(";")[0].strip().lower() == MEDIA_TYPE for part in accept.split(","))
 
 
 def encode(header: dict[str, Any], columns: list[dict[str, np.ndarray]]) -> bytes:

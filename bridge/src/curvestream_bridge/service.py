@@ -5,6 +5,7 @@ with an embedded broker (``curvestream up``). The command line is ``cli.py``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import pathlib
 import re
@@ -83,13 +84,14 @@ class Bridge:
             self.live.grafana = GrafanaLivePusher(settings)
         self.metrics.gauge_fn(LIVE_CLIENTS, lambda: self.live.client_count)
         self.metrics.gauge_fn(RETAINED_RUNS_HELD, lambda: self.ingest.retained.runs_held)
-        if hasattr(self.store, "expired_points"):  # points older than InfluxDB's retention policy, dropped by it
-            self.metrics.gauge_fn(STORE_EXPIRED_POINTS, lambda: self.store.expired_points)
+        opened: Any = self.store
+        if hasattr(opened, "expired_points"):  # points older than InfluxDB's retention policy, dropped by it
+            self.metrics.gauge_fn(STORE_EXPIRED_POINTS, lambda: opened.expired_points)
         cache = getattr(self.store, "rollup_cache", None)  # DuckDB's rollup rows kept for reads
         if cache is not None:
             for metric, attr in ((ROLLUP_CACHE_BYTES, "bytes"), (ROLLUP_CACHE_ENTRIES, "entries"),
                                  (ROLLUP_CACHE_HITS, "hits"), (ROLLUP_CACHE_MISSES, "misses")):
-                self.metrics.gauge_fn(metric, lambda a=attr: getattr(cache, a))
+                self.metrics.gauge_fn(metric, functools.partial(getattr, cache, attr))
         self.app = create_app(BridgeApi(settings=settings, store=self.store, ingest=self.ingest, live=self.live,
                                         metrics=self.metrics, tails=self.tails, alerts=self.alerts,
                                         subscriber=self.subscriber, receipts=self.receipts, deleted=self.deleted))
@@ -251,7 +253,7 @@ def run_embedded(data_dir: str, http_port: int, mqtt_port: int, host: str = "127
     except OSError as exc:
         raise StartError(f"cannot make the data directory {data}: {exc.strerror or exc}") from None
     broker = EmbeddedBroker("127.0.0.1", mqtt_port)
-    overrides = {
+    overrides: dict[str, Any] = {
         "store": f"duckdb:///{data / 'curvestream.duckdb'}",
         "mqtt_url": broker.url,
         "http_addr": f"{host}:{http_port}",

@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from curvestream_wire.mqtt import Callbacks, MqttConnection, MqttEndpoint, SessionOptions
 from curvestream_wire.topics import Topics
@@ -25,6 +26,11 @@ from curvestream_bridge.metrics import MQTT_CONNECTED, MQTT_DISCONNECTS, MQTT_TA
 from curvestream_bridge.ratelog import RateLimitedLog
 from curvestream_bridge.sessions import SessionRuns
 from curvestream_bridge.settings import BridgeSettings
+
+if TYPE_CHECKING:
+    import paho.mqtt.client as paho
+    from paho.mqtt.properties import Properties
+    from paho.mqtt.reasoncodes import ReasonCode
 
 __all__ = ["Subscriber"]
 
@@ -90,7 +96,8 @@ class Subscriber:
             log.warning("curvestream bridge: shared subscriptions need MQTT 5; subscribing without sharing")
         return [points, Topics.META_FILTER, Topics.STATUS_FILTER, Topics.SESSION_FILTER]  # sessions after the runs
 
-    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+    def _on_connect(self, client: paho.Client, userdata: Any, flags: paho.ConnectFlags, reason_code: ReasonCode,
+                    properties: Properties | None) -> None:
         if reason_code.is_failure:
             if not self._conn.handshake.refused:
                 log.warning("curvestream bridge: broker refused the connection: %s", reason_code)
@@ -103,7 +110,8 @@ class Subscriber:
                  self._conn.endpoint.host, self._conn.endpoint.port,
                  self._conn.protocol_name, getattr(flags, "session_present", "?"))
 
-    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+    def _on_disconnect(self, client: paho.Client, userdata: Any, flags: paho.DisconnectFlags, reason_code: ReasonCode,
+                       properties: Properties | None) -> None:
         self._connection += 1  # nothing received before is acknowledged on the next connection
         self._connected.clear()
         if self._stopped.is_set():
@@ -116,9 +124,10 @@ class Subscriber:
             return
         log.warning("curvestream bridge: MQTT connection lost (%s); reconnecting", reason_code)
 
-    def _on_message(self, client, userdata, message) -> None:
+    def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
         parsed = Topics.parse(message.topic)
         mid, qos, connection = message.mid, message.qos, self._connection
+        payload = bytes(message.payload)  # paho reads it as bytes: the same object, not a copy
 
         def ack() -> None:
             # a packet id names a message of one connection only: after a reconnect the broker sends the
@@ -131,19 +140,19 @@ class Subscriber:
                     pass
 
         if parsed is None and Topics.parse_session(message.topic) is not None:
-            self._session_status(message.payload, ack, bool(message.retain))
+            self._session_status(payload, ack, bool(message.retain))
             return
         if parsed is None or parsed[2] not in (Kind.POINTS, Kind.STATUS, Kind.META):
             self.metrics.inc(REJECTED, reason="bad_topic")
             ack()
             return
         project, run, leaf = parsed
-        if leaf != Kind.POINTS and not message.payload:
+        if leaf != Kind.POINTS and not payload:
             ack()  # a cleared retained message
             return
         retained = bool(message.retain)
-        then = self._run_status(project, run, message.payload) if leaf == Kind.STATUS else []
-        self._submit(Message(leaf, message.payload, "mqtt", (project, run), ack=ack, received_ns=time.time_ns(),
+        then = self._run_status(project, run, payload) if leaf == Kind.STATUS else []
+        self._submit(Message(leaf, payload, "mqtt", (project, run), ack=ack, received_ns=time.time_ns(),
                              retained=retained))
         for status in then:
             self._submit(Message(Kind.STATUS, status.SerializeToString(), "mqtt", (project, run),

@@ -70,7 +70,9 @@ def init(
     elif mode is not None or setting_overrides:
         import dataclasses
 
-        settings = dataclasses.replace(settings, **({"mode": mode} if mode else {}), **setting_overrides)
+        if mode:
+            setting_overrides["mode"] = mode
+        settings = dataclasses.replace(settings, **setting_overrides)
     config = normalize_config(config)  # a bad config fails here, before the bridge is asked anything
     identity = resolve(project, run, settings, id=id, resume=resume)
     new = start_run(project, identity.id, config=config, tags=tags, group=group, data_version=data_version,

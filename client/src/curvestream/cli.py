@@ -28,7 +28,7 @@ import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from curvestream import runs_cli
 
@@ -110,8 +110,12 @@ def cmd_demo(args: argparse.Namespace) -> None:
     _need_bridge()
     from curvestream_bridge.service import StartError, run_embedded
 
-    trainer = threading.Thread(target=lambda: (train(), args.exit and os.kill(os.getpid(), signal.SIGINT)),
-                               name="curvestream-demo", daemon=True)
+    def train_then_exit() -> None:
+        train()
+        if args.exit:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    trainer = threading.Thread(target=train_then_exit, name="curvestream-demo", daemon=True)
 
     def finish_training() -> None:
         stop.set()  # the runs finish while the broker and the bridge still run
@@ -126,7 +130,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
         pass
 
 
-def _progress(label: str, total: int, unit: str = "batches") -> callable:
+def _progress(label: str, total: int, unit: str = "batches") -> Callable[[int], None]:
     from curvestream.progress import WaitProgress
 
     return WaitProgress(label, total, unit=unit)
@@ -186,7 +190,7 @@ def _stored_ranges(settings: Settings) -> Callable[[bytes], SeqSet | None]:
     return lambda producer_id: stored_batches(http, producer_id)
 
 
-def _importer(source: str) -> callable:
+def _importer(source: str) -> Callable[..., Any]:
     if source == "tensorboard":
         from curvestream.tensorboard.importer import import_tensorboard
 
@@ -204,7 +208,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from curvestream.settings import Settings
 
     settings = Settings.from_env(**({"spool_dir": args.spool_dir} if args.spool_dir else {}))
-    bars: dict[int, callable] = {}
+    bars: dict[int, Callable[[int], None]] = {}
 
     def progress(done: int, total: int) -> None:
         show = bars.setdefault(total, _progress("curvestream import", total, "bytes"))

@@ -107,8 +107,9 @@ def import_runs(runs: list[ImportRun], settings: Settings, timeout_s: float = 60
             stored = stored_batches(asker, r.producer_id)
             asked_all = asked_all and stored is not None
             spool: Spool | None = None
-            entry = {"source": r.source, "project": r.project, "run": r.run, "producer": r.producer_id.hex(),
-                     "points": 0, "batches": 0, "new_points": 0, "new_batches": 0}
+            entry: dict[str, Any] = {"source": r.source, "project": r.project, "run": r.run,
+                                     "producer": r.producer_id.hex(),
+                                     "points": 0, "batches": 0, "new_points": 0, "new_batches": 0}
             for seq, payload, n, read in r.batches():
                 entry["points"] += n
                 entry["batches"] += 1

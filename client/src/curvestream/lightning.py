@@ -15,17 +15,23 @@ continues the same run.
 
 from __future__ import annotations
 
-try:
-    from lightning.pytorch.loggers.logger import Logger as _Base
-    from lightning.pytorch.loggers.logger import rank_zero_experiment
-    from lightning.pytorch.utilities.rank_zero import rank_zero_only
-except ImportError:  # pragma: no cover - the older namespace only
-    from pytorch_lightning.loggers.logger import Logger as _Base  # type: ignore[no-redef]
-    from pytorch_lightning.loggers.logger import rank_zero_experiment  # type: ignore[no-redef]
-    from pytorch_lightning.utilities.rank_zero import rank_zero_only  # type: ignore[no-redef]
+import importlib
+from typing import Any
 
 from curvestream.lightning_logger import logger_class
 
+
+def _lightning() -> tuple[Any, Any, Any]:
+    """Lightning's logger base class and rank-zero decorators, from ``lightning`` or the older ``pytorch_lightning``."""
+    try:
+        logger = importlib.import_module("lightning.pytorch.loggers.logger")
+        rank_zero = importlib.import_module("lightning.pytorch.utilities.rank_zero")
+    except ImportError:
+        logger = importlib.import_module("pytorch_lightning.loggers.logger")
+        rank_zero = importlib.import_module("pytorch_lightning.utilities.rank_zero")
+    return logger.Logger, logger.rank_zero_experiment, rank_zero.rank_zero_only
+
+
 __all__ = ["CurvestreamLogger"]
 
-CurvestreamLogger = logger_class(_Base, rank_zero_experiment, rank_zero_only)
+CurvestreamLogger = logger_class(*_lightning())

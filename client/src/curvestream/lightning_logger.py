@@ -31,7 +31,7 @@ def _plain_params(params: Any) -> dict[str, Any]:
 
 
 def logger_class(base: type, rank_zero_experiment: Callable, rank_zero_only: Callable) -> type:
-    class CurvestreamLogger(base):  # type: ignore[misc, valid-type]
+    class CurvestreamLogger(base):
         """Logs a Lightning fit (or a Fabric loop) to a curvestream run.
 
         ``CurvestreamLogger(project="mnist", run="lr=0.1", config={...}, **settings)``; any

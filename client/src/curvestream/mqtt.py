@@ -15,8 +15,11 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import paho.mqtt.client as paho
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 from curvestream_wire.mqtt import Callbacks, MqttConnection, SessionOptions
 from curvestream_wire.topics import Topics
@@ -172,7 +175,8 @@ class MqttLink:
         return info.is_published()
 
     # ------------------------------------------------------------------ paho callbacks
-    def _handle_connect(self, client, userdata, flags, reason_code, properties) -> None:
+    def _handle_connect(self, client: paho.Client, userdata: Any, flags: paho.ConnectFlags, reason_code: ReasonCode,
+                        properties: Properties | None) -> None:
         if reason_code.is_failure:
             if not self._conn.handshake.refused and str(reason_code) != self.last_error:
                 log.warning("curvestream: broker refused the connection: %s (points wait in the spool)",
@@ -199,7 +203,8 @@ class MqttLink:
         self.refused = refused
         self._changed()
 
-    def _handle_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+    def _handle_subscribe(self, client: paho.Client, userdata: Any, mid: int, reason_codes: list[ReasonCode],
+                          properties: Properties | None) -> None:
         if mid == self._suback_mid and not self._connected.is_set():
             self._up()
 
@@ -219,7 +224,8 @@ class MqttLink:
                 log.exception("curvestream: on-connect hook failed")
         self._changed()
 
-    def _handle_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+    def _handle_disconnect(self, client: paho.Client, userdata: Any, flags: paho.DisconnectFlags,
+                           reason_code: ReasonCode, properties: Properties | None) -> None:
         if self._connected.is_set():
             self.down_since = self._clock()
         self._connected.clear()
@@ -234,18 +240,19 @@ class MqttLink:
             except Exception:
                 log.exception("curvestream: link change hook failed")
 
-    def _handle_message(self, client, userdata, message) -> None:
+    def _handle_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
         with self._lock:
             handler = self._watched.get(message.topic)
+        payload = bytes(message.payload)  # paho reads it as bytes: the same object, not a copy
         if handler is not None:
             try:
-                handler(message.payload)
+                handler(payload)
             except Exception:
                 log.exception("curvestream: handling a message on %s failed", message.topic)
             return
         commit = run_pb2.Commit()
         try:
-            commit.ParseFromString(message.payload)
+            commit.ParseFromString(payload)
         except Exception:
             log.debug("curvestream: ignoring an unreadable commit on %s", message.topic)
             return

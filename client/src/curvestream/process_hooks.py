@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 import weakref
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def _install() -> None:
         _installed = True
         previous = sys.excepthook
 
-        def excepthook(exc_type, exc, tb) -> None:
+        def excepthook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
             global _last_uncaught
             _last_uncaught = (exc_type, exc)
             previous(exc_type, exc, tb)

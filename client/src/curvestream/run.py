@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from curvestream_wire import names
@@ -359,7 +360,7 @@ class Run:
         return self._stop_reason
 
     # ------------------------------------------------------------------ background plumbing
-    def status_message(self, state: int, reason: str = "") -> run_pb2.RunStatus:
+    def status_message(self, state: run_pb2.RunState, reason: str = "") -> run_pb2.RunStatus:
         return run_pb2.RunStatus(
             version=1, project=self.project, run=self.name, state=state, reason=reason,
             updated_ns=self._time_ns(), producer_id=self.producer_id, last_seq=self.recorder.stats.last_seq,
@@ -465,7 +466,8 @@ class Run:
     def __enter__(self) -> Run:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if exc_type is None or issubclass(exc_type, (GeneratorExit,)):
             self.finish()
         else:

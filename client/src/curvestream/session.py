@@ -99,7 +99,7 @@ class Session:
         with self._lock:
             self._expected += 1
 
-    def _status(self, state: int) -> run_pb2.RunStatus:
+    def _status(self, state: run_pb2.RunState) -> run_pb2.RunStatus:
         return run_pb2.RunStatus(version=1, state=state, session=self.id, updated_ns=self._time_ns())
 
     # ------------------------------------------------------------------ runs coming and going

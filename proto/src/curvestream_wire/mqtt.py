@@ -28,6 +28,7 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 __all__ = ["MqttEndpoint", "SessionOptions", "MqttConnection", "BufferedReadClient", "HandshakeWatch", "Protocol"]
 
@@ -244,12 +245,13 @@ class MqttConnection:
             client.on_subscribe = cb.on_subscribe
         return client
 
-    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+    def _on_connect(self, client: paho.Client, userdata: Any, flags: paho.ConnectFlags, reason_code: ReasonCode,
+                    properties: Properties | None) -> None:
         self.handshake.connack(reason_code)
         if self.handshake.refused and self._requested == "auto":
             # the owner switches to 3.1.1 with a new client and waits for this one's thread, which
             # sleeps through paho's reconnect delay (1 s): a short one makes the switch immediate
-            client.reconnect_delay_set(min_delay=0.05, max_delay=5)  # type: ignore[arg-type]
+            client.reconnect_delay_set(min_delay=0.05, max_delay=5)  # type: ignore[arg-type]  # paho says int, sleeps a float
         if self._callbacks.on_connect is not None:
             self._callbacks.on_connect(client, userdata, flags, reason_code, properties)
 

@@ -107,6 +107,6 @@ def read_frames(stream: _ReadInto) -> Iterator[tuple[str, Any, Any, Any]]:
         n = int(header["n"])
         cols = [np.empty(n, dtype=d) for d in _COLUMNS]
         for col in cols:
-            _fill(stream, memoryview(col).cast("B"))
+            _fill(stream, col.data.cast("B"))
         total += n
         yield header["key"], *cols

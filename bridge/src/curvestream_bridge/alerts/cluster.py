@@ -22,7 +22,7 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from curvestream_wire.mqtt import Callbacks, MqttConnection, MqttEndpoint, SessionOptions
 from curvestream_wire.topics import PREFIX, Topics
@@ -32,6 +32,10 @@ from curvestream_bridge.settings import BridgeSettings
 from curvestream_bridge.store.base import StoreUnavailable
 
 if TYPE_CHECKING:
+    import paho.mqtt.client as paho
+    from paho.mqtt.properties import Properties
+    from paho.mqtt.reasoncodes import ReasonCode
+
     from curvestream_bridge.alerts.service import AlertService
 
 __all__ = ["AlertFeed", "PRESENCE_FILTER", "presence_topic"]
@@ -79,13 +83,14 @@ class AlertFeed:
         self._thread.join(2.0)
 
     # ------------------------------------------------------------------ paho's thread
-    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+    def _on_connect(self, client: paho.Client, userdata: Any, flags: paho.ConnectFlags, reason_code: ReasonCode,
+                    properties: Properties | None) -> None:
         if reason_code.is_failure:
             return
         client.subscribe([(Topics.POINTS_FILTER, 1), (Topics.STATUS_FILTER, 1), (PRESENCE_FILTER, 1)])
         client.publish(presence_topic(self.me), self.me.encode(), qos=1, retain=True)
 
-    def _on_message(self, client, userdata, message) -> None:
+    def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
         while not self._stop.is_set():
             try:
                 self._queue.put((message, client), timeout=1.0)
@@ -118,23 +123,24 @@ class AlertFeed:
                 except Exception:
                     pass
 
-    def _handle(self, message) -> None:
+    def _handle(self, message: paho.MQTTMessage) -> None:
         if message.topic.startswith(f"{PREFIX}/bridges/"):
             self._presence(message.topic.rsplit("/", 1)[1], message.payload.decode(errors="replace"))
             return
         parsed = Topics.parse(message.topic)
-        if parsed is None or not message.payload:
+        payload = bytes(message.payload)  # paho reads it as bytes: the same object, not a copy
+        if parsed is None or not payload:
             return
         project, run, leaf = parsed
         try:
             if leaf == "points":
-                batch = decode_batch(message.payload, self.settings.max_payload_bytes,
+                batch = decode_batch(payload, self.settings.max_payload_bytes,
                                      self.settings.max_batch_points, (project, run))
                 if batch.status is not None:
                     self.service.on_status(batch.status)
                 self.service.on_round([batch])
             elif leaf == "status":
-                self.service.on_status(decode_status(message.payload, (project, run)))
+                self.service.on_status(decode_status(payload, (project, run)))
         except Rejected:
             return  # ingest counts and dead-letters it
 

@@ -330,9 +330,9 @@ class Plateau(Detector):
         while True:
             bar = self.best - delta * abs(self.best)
             nxt = max(pos, start + int(np.searchsorted(running_min, -bar, side="right")))
-            due = max(pos, int(np.searchsorted(st, self.best_step + patience, side="left")))
-            if due < min(nxt, n):
-                return due
+            due_at = max(pos, int(np.searchsorted(st, self.best_step + patience, side="left")))
+            if due_at < min(nxt, n):
+                return due_at
             if nxt >= n:
                 return n
             self.best, self.best_step = float(u[nxt]), int(st[nxt])

@@ -50,7 +50,7 @@ def generator_url(base: str, alert: Alert) -> str:
 
 def alertmanager_body(alerts: list[Alert], base_url: str, receiver: str = "curvestream") -> dict[str, Any]:
     """The body Alertmanager sends to its webhook receivers (version 4)."""
-    items = []
+    items: list[dict[str, Any]] = []
     for a in alerts:
         labels = {"alertname": a.rule, "project": a.project, "run": a.run, "key": a.key, "severity": a.severity,
                   "kind": a.kind}

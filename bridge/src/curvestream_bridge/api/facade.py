@@ -126,7 +126,7 @@ class BridgeApi:
         return self._ingest.submit_http(payload)
 
     def count(self, metric: Metric, **labels: str) -> None:
-        self._metrics.inc(metric, **labels)
+        self._metrics.inc(metric, 1, **labels)
 
     def parked(self) -> list[ParkedBatch]:
         parked = self._ingest.parked

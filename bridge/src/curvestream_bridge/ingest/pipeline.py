@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import functools
 import logging
 import queue
 import threading
@@ -353,7 +354,7 @@ class Ingest:
         many = getattr(self.store, "stored_ranges_many", None)
         if many is not None:
             return self.retry(lambda: many(producer_ids))
-        return {pid: self.retry(lambda p=pid: self.store.stored_ranges(p)) for pid in producer_ids}
+        return {pid: self.retry(functools.partial(self.store.stored_ranges, pid)) for pid in producer_ids}
 
     def _ranges_failed(self, exc: Exception) -> None:
         self.metrics.inc(STORE_UNEXPECTED_ERRORS)

@@ -70,7 +70,7 @@ class Settler:
         for first, last in seqs.ranges():
             target.add(first=first, last=last)
             for seq in range(first, last + 1) if dropped else ():
-                if (producer, seq) in dropped:
+                if dropped is not None and (producer, seq) in dropped:
                     points, why = dropped[(producer, seq)]
                     commit.dropped.add(batches=run_pb2.SeqRange(first=seq, last=seq), points=points, reason=why)
         return commit

@@ -57,7 +57,7 @@ class RunState(str, enum.Enum):
     LOST = "lost"
 
 
-_STATE_BY_PROTO = {
+_STATE_BY_PROTO: dict[int, RunState] = {
     run_pb2.RUN_STATE_UNSPECIFIED: RunState.UNKNOWN,
     run_pb2.RUN_STATE_RUNNING: RunState.RUNNING,
     run_pb2.RUN_STATE_FINISHED: RunState.FINISHED,

@@ -195,7 +195,7 @@ def find_runs(directory: str | Path, project: str | None = None) -> list[MlflowR
         only = root.name
     else:
         experiments, only = _experiments(root), None
-    runs = []
+    runs: list[MlflowRun] = []
     for folder, exp_meta in experiments:
         metas = {}
         for run_dir in sorted(folder.iterdir()):

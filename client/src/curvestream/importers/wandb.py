@@ -231,7 +231,7 @@ def _apply(target: dict[str, Any], updates: Any, removes: Any) -> None:
             _set(target, path, json.loads(item.value_json))
     for item in removes:
         path = [item.key] if item.key else list(item.nested_key)
-        node = target
+        node: Any = target
         for part in path[:-1]:
             node = node.get(part)
             if not isinstance(node, dict):

@@ -48,8 +48,8 @@ def _protos() -> tuple[Any, Any]:
         from tensorboard.plugins.hparams import plugin_data_pb2
     except ImportError:
         try:
-            from tensorboardX.proto import event_pb2  # type: ignore[no-redef]
-            from tensorboardX.proto import plugin_hparams_pb2 as plugin_data_pb2  # type: ignore[no-redef]
+            from tensorboardX.proto import event_pb2
+            from tensorboardX.proto import plugin_hparams_pb2 as plugin_data_pb2
         except ImportError:
             raise ImportError("curvestream: reading TensorBoard event files needs the tensorboard or tensorboardX "
                               "package: pip install ./proto './client[tensorboard]' (from a clone)") from None

@@ -15,6 +15,7 @@ time; a second import sends nothing and says so.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 from collections.abc import Callable
@@ -111,6 +112,6 @@ def import_tensorboard(directory: str | Path, settings: Settings, project: str |
     for source in find_event_files(directory, project):
         producer_id = source.producer_id
         runs.append(ImportRun(str(source.path), source.project, source.run, producer_id, source.path.stat().st_size,
-                              lambda s=source, p=producer_id: _batches(s, p)))
+                              functools.partial(_batches, source, producer_id)))
     report = import_runs(runs, settings, timeout_s, progress)
     return {"directory": str(directory), **report}

@@ -22,15 +22,15 @@ _CRC = struct.Struct("<I")
 
 def _crc32c_function() -> Callable[[bytes], int]:
     try:
-        from crc32c import crc32c  # hardware CRC32C, the package tensorboardX uses too
+        from crc32c import crc32c as hardware  # hardware CRC32C, the package tensorboardX uses too
 
-        return crc32c
+        return hardware
     except ImportError:
         pass
     try:
         from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import crc32c
     except ImportError:
-        from tensorboardX.crc32c import crc32c  # type: ignore[no-redef]
+        from tensorboardX.crc32c import crc32c
     return crc32c
 
 

@@ -27,6 +27,7 @@ import os
 import socket
 import time
 from collections.abc import Mapping
+from types import TracebackType
 from typing import Any
 
 from curvestream.factory import start_run
@@ -240,7 +241,8 @@ class SummaryWriter:
     def __enter__(self) -> SummaryWriter:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if exc_type is None:
             self.close()
         else:

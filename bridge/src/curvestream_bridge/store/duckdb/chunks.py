@@ -61,7 +61,7 @@ def encode(step: np.ndarray, wall: np.ndarray, value: np.ndarray, starts: np.nda
     return [raw[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-def decode(blobs: Sequence[bytes]) -> np.ndarray:
+def decode(blobs: Sequence[bytes] | np.ndarray) -> np.ndarray:
     """The points of these chunks (a list or an object array of blobs), as one record array."""
     if len(blobs) == 0:
         return np.zeros(0, dtype=RECORD)

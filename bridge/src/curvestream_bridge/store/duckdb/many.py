@@ -24,6 +24,7 @@ on its own by :func:`.points.series_query`: a few points, a cheap query.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any
 
@@ -76,9 +77,8 @@ def series_many(cur: duckdb.DuckDBPyConnection, items: list[ManyItem], empty: An
         sids = [sid for _, _, sid in entries]
         answers = rollup_answers(
             [job for _, job, _ in entries],
-            lambda jobs, sids=sids, axis=axis: [(None, agg) for agg in
-                                                _rolled_up(cur, axis, [(sids[j], f) for j, f in jobs], cache)],
-            lambda jobs, sids=sids, axis=axis: _raw(cur, axis, [(sids[j], f, agg) for j, f, _, agg in jobs]),
+            functools.partial(_rolled_up_of, cur, axis, sids, cache),
+            functools.partial(_raw_of, cur, axis, sids),
             RAW_BELOW, RAW_BELOW)
         for (i, _, _), answer in zip(entries, answers):
             out[i] = answer
@@ -94,6 +94,18 @@ def _stats(cur: duckdb.DuckDBPyConnection, sids: list[int]) -> dict[int, dict[st
                   "step": (int(s0), int(s1)) if s0 is not None else None,
                   "time": (int(w0), int(w1)) if w0 is not None else None}
             for sid, n, s0, s1, w0, w1 in rows}
+
+
+def _rolled_up_of(cur: duckdb.DuckDBPyConnection, axis: str, sids: list[int], cache: Reader | None,
+                  jobs: list[tuple[int, Frame]]) -> list[tuple[None, M4Agg]]:
+    """``rolled_up`` of :func:`.rollup_answers` for series ``sids`` (jobs name them by index)."""
+    return [(None, agg) for agg in _rolled_up(cur, axis, [(sids[j], f) for j, f in jobs], cache)]
+
+
+def _raw_of(cur: duckdb.DuckDBPyConnection, axis: str, sids: list[int],
+            jobs: list[tuple[int, Frame, None, M4Agg]]) -> list[SeriesResult]:
+    """``raw`` of :func:`.rollup_answers` for series ``sids`` (jobs name them by index)."""
+    return _raw(cur, axis, [(sids[j], f, agg) for j, f, _, agg in jobs])
 
 
 def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int, Frame]],
@@ -112,8 +124,9 @@ def _rolled_up(cur: duckdb.DuckDBPyConnection, axis: str, frames: list[tuple[int
             rows.append(entry)
             cids = cached_straddler_chunks(entry, f.pieces)
         else:
-            rows.append(next(read))
-            cids = straddler_chunks(rows[i], f.pieces)
+            fresh = next(read)
+            rows.append(fresh)
+            cids = straddler_chunks(fresh, f.pieces)
         want["i"].append(np.full(len(cids), i, np.int64))
         want["cid"].append(cids)
     # one arm per frame, each with its own id range: zone maps then skip the row
@@ -156,6 +169,7 @@ def _rollup_rows(cur: duckdb.DuckDBPyConnection, axis: str,
     for i, (sid, f) in enumerate(frames):
         # as .points._rollup_rows for one series: its sid and the BETWEENs let zone maps skip row groups
         b, u = wb["b"][wb["i"] == i], wu["b"][wu["i"] == i]
+        assert f.pieces is not None
         arms += [
             f"SELECT w.i, 0 AS k, m.b, {cols}, m.c0, m.c1 FROM m4b_{axis} m JOIN want_b w ON m.b = w.b "
             f"AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {_span(b)[0]} AND {_span(b)[1]}",
@@ -163,7 +177,7 @@ def _rollup_rows(cur: duckdb.DuckDBPyConnection, axis: str,
             f"AND m.b = w.b AND w.i = {i} WHERE m.sid = {int(sid)} AND m.b BETWEEN {_span(u)[0]} AND {_span(u)[1]}",
             f"SELECT {i}, k, b, {', '.join(AGG_NAMES)}, -1, -1 FROM {upper_rows(axis)} "
             f"WHERE sid = {int(sid)} AND k = {int(f.pieces.plan.top)}",
-        ]  # type: ignore[union-attr]
+        ]
     with scan(cur, "want_b", wb), scan(cur, "want", wu):
         got = cur.execute(" UNION ALL ".join(arms)).fetchnumpy()
     i_all, k_all, b_all, agg = ints(got["i"]), ints(got["k"]), ints(got["b"]), agg_from(got)

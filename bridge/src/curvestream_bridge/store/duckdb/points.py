@@ -138,7 +138,8 @@ class PointWriter:
         pass over the write's points in (series, wall time) order, not a pass per
         series); returns those sorted points."""
         pts = SortedPoints.of(columns)
-        plans_of = [self.plans.get(sid) or self._pending_plans.get(sid) for sid in pts.sids.tolist()] \
+        plans_of: list[dict[str, LevelPlan] | None] = \
+            [self.plans.get(sid) or self._pending_plans.get(sid) for sid in pts.sids.tolist()] \
             if self.rollups else [None] * len(pts.sids)
         written_from = self.next_cid  # the chunks of this write: not read back as stored ones below
         cids = self._add_chunks(cur, pts, plans_of)
@@ -209,7 +210,7 @@ class PointWriter:
             plan_rows.append((sid, plans["step"].base, plans["time"].base))
             self._pending_plans[sid] = plans
             rolled.append((sid, plans, steps, walls, values, point_cids))
-        new_plans = {"sid": np.array([r[0] for r in plan_rows], np.int32),
+        new_plans: dict[str, np.ndarray] = {"sid": np.array([r[0] for r in plan_rows], np.int32),
                      "bs": np.array([r[1] for r in plan_rows], np.int16),
                      "bt": np.array([r[2] for r in plan_rows], np.int16)}
         with scan(cur, "new_plans", new_plans):

@@ -115,9 +115,9 @@ def apply_statuses(cur: duckdb.DuckDBPyConnection, statuses: list[run_pb2.RunSta
     runs = [r for r in runs if stored.get(r) is None or stored[r] <= newest[r].updated_ns]
     if not runs:
         return
-    st = [newest[r] for r in runs]
-    cols = _run_columns(runs, state=[state_name(s.state) for s in st], reason=[s.reason or "" for s in st])
-    cols["status_ns"] = np.array([s.updated_ns for s in st], np.int64)
+    statuses = [newest[r] for r in runs]
+    cols = _run_columns(runs, state=[state_name(s.state) for s in statuses], reason=[s.reason or "" for s in statuses])
+    cols["status_ns"] = np.array([s.updated_ns for s in statuses], np.int64)
     with scan(cur, "new_status", cols):
         cur.execute("""INSERT INTO runs (project, run, state, reason, status_ns, created_ns)
                        SELECT project, run, state, reason, status_ns, ? FROM new_status

@@ -127,7 +127,8 @@ def merge_partials(cur: duckdb.DuckDBPyConnection, axis: str) -> None:
     group = np.empty(len(order), np.int64)
     group[order] = np.cumsum(first) - 1
     agg = merge(agg_from(got), group, int(first.sum()), axis)
-    merged = {"sid": ss[first].astype(np.int32), "k": ks[first].astype(np.int8), "b": bs[first], **agg_columns(agg)}
+    merged: dict[str, np.ndarray] = {"sid": ss[first].astype(np.int32), "k": ks[first].astype(np.int8), "b": bs[first],
+                                     **agg_columns(agg)}
     with scan(cur, "merged", merged):
         cur.execute(_UPSERT[axis])
     cur.execute(f"DELETE FROM m4p_{axis}")

@@ -120,9 +120,10 @@ def _bucket_points(plan: LevelPlan, steps: np.ndarray, walls: np.ndarray, values
 
 def _joined(*parts: np.ndarray | None) -> np.ndarray | None:
     """Points of one bucket from several sources, each once (None: one source had too many to keep)."""
-    if any(p is None for p in parts):
+    present = [p for p in parts if p is not None]
+    if len(present) < len(parts):
         return None
-    pts = np.concatenate(parts)
+    pts = np.concatenate(present)
     _, idx = np.unique(pts["wall"], return_index=True)
     return pts[idx]
 
@@ -425,7 +426,8 @@ class RollupWriter:
         for key, axis, k, size, at_m, at_p in keys:
             if results[at_m]:
                 buckets, agg = rows_of(results[at_m], size)
-                packs = packs_of(results[at_p], size)[1] if at_p is not None else [None] * len(buckets)
+                packs: list[np.ndarray | None] = \
+                    packs_of(results[at_p], size)[1] if at_p is not None else [None] * len(buckets)
                 found.setdefault((key, axis, k), []).append((buckets, agg, packs))
         return {g: (np.concatenate([p[0] for p in parts]), M4Agg.concat([p[1] for p in parts]),
                     [x for p in parts for x in p[2]]) for g, parts in found.items()}

@@ -54,6 +54,8 @@ from curvestream_bridge.store.m4.query import Frame, assemble, empty_result, raw
 
 __all__ = ["series_query", "points_of", "range_points", "GAP_BUCKETS", "NONFINITE", "KEPT_BOTTOM_ROWS"]
 
+Points = tuple[np.ndarray, np.ndarray, np.ndarray]  # steps, wall times, values
+
 GAP_BUCKETS = 24
 """Runs of needed buckets closer than this are read by one statement: a
 statement costs about as much as a couple dozen rows."""
@@ -142,7 +144,7 @@ def _rolled_up(run: Statements, where: str, f: Frame, top: tuple[np.ndarray, M4A
 
 
 def _pieces_read(run: Statements, where: str, f: Frame, levels: range, time_bottom: int, measurement: str,
-                 extent: tuple[int, int]) -> tuple[list[tuple[int, np.ndarray, M4Agg]], list[tuple[np.ndarray, ...]]]:
+                 extent: tuple[int, int]) -> tuple[list[tuple[int, np.ndarray, M4Agg]], list[Points]]:
     """The rows of a frame's pieces at ``levels`` (below the top) and the raw points of its
     straddling buckets (their rows come along at level 0, read by the same statements,
     also when level 0 is not one of ``levels``); pieces outside the series' ``extent``
@@ -208,7 +210,7 @@ def _packed_bottom(run: Statements, where: str, f: Frame,
     missing = np.unique(buckets[[p is None for p in packs]])
     keep = np.flatnonzero(~np.isin(buckets, missing))
     buckets, packs = buckets[keep], [packs[i] for i in keep.tolist()]
-    out = [(buckets, aggs_of_points(packs), packs)]
+    out = [(buckets, aggs_of_points([p for p in packs if p is not None]), packs)]
     stmts = [f'SELECT {SELECT_FIELDS} FROM {measurement} WHERE {where} AND "k" = \'0\' AND '
              f'time >= {lo * s0} AND time < {(hi + 1) * s0}' for lo, hi in bucket_runs(missing, 0)]
     for result in run(stmts) if stmts else []:
@@ -259,7 +261,7 @@ def range_points(run: Statements, where: str, wlo: int, whi: int,
 
 
 def _unpacked_points(run: Statements, where: str, f: Frame, rows: list[tuple[int, np.ndarray, M4Agg]],
-                     buckets: np.ndarray, time_bottom: int | None) -> list[tuple[np.ndarray, ...]]:
+                     buckets: np.ndarray, time_bottom: int | None) -> list[Points]:
     """Points of straddling bottom buckets that carry none: by time from
     cs_scalar; for x = step within the wall-time extent of the bucket's rows,
     from the packed points of the time rollups' bottom rows there
@@ -278,9 +280,9 @@ def _unpacked_points(run: Statements, where: str, f: Frame, rows: list[tuple[int
         sel = np.flatnonzero(stored == q)
         if len(sel):
             extents.append((q, int(agg.wlo[sel].min()), int(agg.whi[sel].max())))
+    out: list[Points] = []
     if time_bottom is None:
         missing = extents
-        out = []
     else:
         groups: list[list[tuple[int, int, int]]] = []  # extents close in time share a statement
         reach = 0  # the end of the last group's extents
@@ -300,13 +302,13 @@ def _unpacked_points(run: Statements, where: str, f: Frame, rows: list[tuple[int
             if not packs or any(p is None for p in packs):
                 missing.extend(group)
             else:
-                out.extend((p["step"], p["wall"], p["value"]) for p in packs)
+                out.extend((p["step"], p["wall"], p["value"]) for p in packs if p is not None)
     stmts = [raw_stmt(where, wlo, whi) + f' AND "step" >= {q * s0} AND "step" < {(q + 1) * s0}'
              for q, wlo, whi in missing]
     return out + ([points_of(r) for r in run(stmts)] if stmts else [])
 
 
-def _concat_points(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _concat_points(parts: list[Points]) -> Points:
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     step, wall, value = (np.concatenate([p[i] for p in parts]) for i in range(3))

@@ -79,7 +79,7 @@ from curvestream_bridge.store.influx.retention import cutoff, reason, without_ex
 from curvestream_bridge.store.influx.rollup import RollupWriter
 from curvestream_bridge.store.influx.rowcache import RowCache
 from curvestream_bridge.store.influx.rows import SeriesKey, series_where, tag_literal
-from curvestream_bridge.store.influx.series import NONFINITE, points_of, series_query
+from curvestream_bridge.store.influx.series import NONFINITE, Points, points_of, series_query
 from curvestream_bridge.store.lifecycle import apply_edits
 from curvestream_bridge.store.m4.query import empty_result, frame, points_result, rollup_axis
 
@@ -204,9 +204,9 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne, StoreWriter, StoreReader, Ale
         purpose and why (once each: for the batches' commit to the trainer)."""
         return {i: self._dropped.pop(i) for i in ids if i in self._dropped}
 
-    def _columns(self, batches: Sequence[DecodedBatch]) -> dict[SeriesKey, list[tuple[np.ndarray, ...]]]:
+    def _columns(self, batches: Sequence[DecodedBatch]) -> dict[SeriesKey, list[Points]]:
         """The scalar columns of the batches by series (none with rollups off): what their rollups take."""
-        columns: dict[SeriesKey, list[tuple[np.ndarray, ...]]] = {}
+        columns: dict[SeriesKey, list[Points]] = {}
         for b in batches if self.rollups else ():
             for col in b.scalars:
                 columns.setdefault((b.project, b.run, col.key), []).append((col.steps, col.wall_ns, col.values))
@@ -223,7 +223,7 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne, StoreWriter, StoreReader, Ale
             f"AND time >= {min(by_producer[p])} AND time <= {max(by_producer[p])}"
             for p in producers
         ]
-        stored = set()
+        stored: set[tuple[bytes, int]] = set()
         for p, result in zip(producers, self._db.statements(stmts) if stmts else []):
             for s in result:
                 stored.update((p, int(v[1])) for v in s["values"])

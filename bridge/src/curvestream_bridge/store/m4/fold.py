@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -65,9 +66,10 @@ def _kernels() -> ModuleType:
                     raise
                 import numba
 
-                numba.config.CACHE_DIR = tempfile.mkdtemp(prefix="curvestream-numba-")
+                config: Any = numba.config  # its settings are set at run time: unknown to a type checker
+                config.CACHE_DIR = tempfile.mkdtemp(prefix="curvestream-numba-")
                 log.warning("curvestream bridge: nowhere to cache compiled M4 loops (%s); using %s for this process",
-                            exc, numba.config.CACHE_DIR)
+                            exc, config.CACHE_DIR)
                 sys.modules.pop("curvestream_bridge.store.m4.foldloops", None)
                 from curvestream_bridge.store.m4 import foldloops
             _loaded = foldloops

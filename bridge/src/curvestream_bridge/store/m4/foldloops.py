@@ -57,7 +57,7 @@ def _take(kind: int, t: int, step: int, wall: int, value: float, step_axis: bool
 
 
 @numba.njit((*_ACC, *_ROWS, _i8[:], _i8[:], _i8[:], _b1), cache=True, nogil=True)
-def fold_rows(a_n, a_step, a_wall, a_value, a_has, a_wlo, a_whi,  # type: ignore[no-untyped-def]
+def fold_rows(a_n, a_step, a_wall, a_value, a_has, a_wlo, a_whi,
               n, step, wall, value, has, wlo, whi, lo, hi, target, step_axis):
     """Fold rows ``lo[r]:hi[r]`` into interval ``target[r]``, for each r."""
     for r in range(len(lo)):
@@ -76,7 +76,7 @@ def fold_rows(a_n, a_step, a_wall, a_value, a_has, a_wlo, a_whi,  # type: ignore
 
 @numba.njit((*_ACC, _ro(_i8, 1), _ro(_i8, 1), _ro(_f8, 1), _ro(_i8, 1), _ro(_i8, 1), _i8, _b1),
             cache=True, nogil=True)
-def fold_points(a_n, a_step, a_wall, a_value, a_has, a_wlo, a_whi,  # type: ignore[no-untyped-def]
+def fold_points(a_n, a_step, a_wall, a_value, a_has, a_wlo, a_whi,
                 step, wall, value, edges, straddlers, s0, step_axis):
     """Fold each point whose bottom bucket (``x // s0``) is one of ``straddlers``
     (not empty) into the interval of ``edges`` it falls in (see :meth:`.fold.Folded.points`)."""

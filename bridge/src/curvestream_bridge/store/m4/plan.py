@@ -30,6 +30,7 @@ neighbours a zoomed line is drawn to.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -75,7 +76,7 @@ class AxisScale:
         return int(self.positions(np.array([value]))[0])
 
 
-def _search(pred, guess: int) -> int:
+def _search(pred: Callable[[np.ndarray], np.ndarray], guess: int) -> int:
     """Smallest t in [X_NEG, X_POS] with pred(t) true (pred monotone), X_POS if none."""
     lo, hi = guess - 4096, guess + 4096
     if pred(np.array([lo]))[0] or not pred(np.array([hi]))[0]:

@@ -77,10 +77,18 @@ def frame(q: SeriesQuery, origin: int, extent: tuple[int, int] | None, plan: Lev
     ``columns=False``: the whole range as one interval (to count its points
     and find its neighbours before deciding between raw points and M4)."""
     scale = AxisScale(q.x, origin)
-    if (q.start is None or q.end is None) and extent is None:
+    if q.start is not None:
+        lo = scale.first_at_or_after(q.start)
+    elif extent is not None:
+        lo = extent[0]
+    else:
         return None
-    lo = scale.first_at_or_after(q.start) if q.start is not None else extent[0]
-    hi = scale.last_at_or_before(q.end) if q.end is not None else extent[1]
+    if q.end is not None:
+        hi = scale.last_at_or_before(q.end)
+    elif extent is not None:
+        hi = extent[1]
+    else:
+        return None
     start = q.start if q.start is not None else float(scale.x(np.array([lo]))[0])
     end = q.end if q.end is not None else float(scale.x(np.array([hi]))[0])
     width = max(1, int(q.width))
@@ -163,11 +171,11 @@ def rollup_answers(jobs: list[RollupJob],
             first.append((i, full, False))
     raws: list[tuple[int, Frame, T, M4Agg]] = []
     again: list[tuple[int, Frame, bool]] = []
-    for (i, f, probe), (state, agg) in zip(first, rolled_up([(i, f) for i, f, _ in first]) if first else []):
+    for (i, f, probed), (state, agg) in zip(first, rolled_up([(i, f) for i, f, _ in first]) if first else []):
         n = int(agg.n[f.columns].sum())
         if n <= raw_below * f.width:
             raws.append((i, f, state, agg))
-        elif probe:
+        elif probed:
             job = jobs[i]
             full = frame(job.query, job.origin, job.extent, job.plan)
             assert full is not None
