@@ -8,7 +8,7 @@ STATIC := bridge/src/curvestream_bridge/static/index.html
 GRAFANA_PLUGIN := $(PANEL)/dist/module.js
 GRAFANA_CHECKS := tests/grafana
 
-.PHONY: demo up test test-python test-panel venv venv-demo page grafana-plugin dashboards proto api-types bench clean
+.PHONY: demo up test lint test-python test-panel venv venv-demo page grafana-plugin dashboards proto api-types bench clean
 
 demo: venv-demo page  ## set up, start the embedded stack and stream a real training loop into it
 	$(VENV)/bin/curvestream demo
@@ -16,7 +16,11 @@ demo: venv-demo page  ## set up, start the embedded stack and stream a real trai
 up: venv-demo page  ## the embedded stack alone on http://127.0.0.1:8080
 	$(VENV)/bin/curvestream up
 
-test: venv page test-panel test-python  ## set up and run every test
+test: venv page lint test-panel test-python  ## set up and run every test
+
+lint: venv  ## ruff and mypy over the Python code (tsc runs in test-panel)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 test-python: venv page grafana-plugin $(GRAFANA_CHECKS)/node_modules
 	$(PY) -m pytest
