@@ -112,7 +112,8 @@ def recorded_page(browser: Any, width: int = 1280, height: int = 800) -> context
 def page_url(base: str, runs: list[tuple[str, str]], **params: str) -> str:
     """The page on a view, as a shared link gives it: runs selected through the URL state."""
     # each part encoded, then the value encoded again, as the page's own links are (urlState.ts)
-    q = lambda s: urllib.parse.quote(s, safe="")  # noqa: E731
+    def q(s):
+        return urllib.parse.quote(s, safe="")
     pairs = [("run", f"{q(p)}/{q(r)}") for p, r in runs] + list(params.items())
     return f"{base}/?{urllib.parse.urlencode(pairs)}"
 

@@ -20,15 +20,14 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from query_m4 import machine  # noqa: E402
-
-from curvestream.encode import BatchBuilder  # noqa: E402
-from curvestream.system_metrics import SystemSampler, default_probes  # noqa: E402
+from curvestream.encode import BatchBuilder
+from curvestream.system_metrics import SystemSampler, default_probes
+from query_m4 import machine
 
 INTERVAL_S = 10.0
 
 
-def wait_for(predicate, timeout: float = 600.0) -> None:  # noqa: ANN001
+def wait_for(predicate, timeout: float = 600.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:

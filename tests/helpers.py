@@ -21,7 +21,8 @@ def get_json(base: str, path: str, **params: Any) -> Any:
 
 
 def run_path(project: str, run: str) -> str:
-    q = lambda s: urllib.parse.quote(s, safe="")  # noqa: E731
+    def q(s):
+        return urllib.parse.quote(s, safe="")
     return f"/api/v1/runs/{q(project)}/{q(run)}"
 
 

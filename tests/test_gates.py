@@ -24,8 +24,8 @@ SILENCER = re.compile(
     r"#\s*noqa\b|#\s*ruff:\s*noqa|#\s*type:\s*ignore|#\s*mypy:\s*ignore|#\s*pyright:\s*ignore"
     r"|@ts-ignore|@ts-expect-error|@ts-nocheck|eslint-disable|pragma:\s*no\s*cover"
 )
-CEILING = 75
-"""The count when the gates were set up (it was 343 across these folders before, 88 in the three packages'
+CEILING = 65
+"""The count when the gates were set up (395 across these folders before them, 88 in the three packages'
 sources when the gates were planned); lower it when a silencing comment goes."""
 
 

@@ -6,12 +6,11 @@
 switched to ``import curvestream.wandb as wandb``. Its values are
 deterministic: the test knows what it logged (``expected()``)."""
 
-import wandb  # the one line a user changes
-
 import json
 import math
 
 import numpy as np
+import wandb  # the one line a user changes
 
 EPOCHS, BATCHES = 3, 40
 

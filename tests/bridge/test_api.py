@@ -28,7 +28,8 @@ HOSTILE = "lr/0.01 %2F 100% ü"  # a slash, an encoded-looking slash and a perce
 
 
 def _path(project: str, run: str, leaf: str) -> str:
-    q = lambda s: urllib.parse.quote(s, safe="")  # noqa: E731 - encodeURIComponent
+    def q(s):
+        return urllib.parse.quote(s, safe="")  # encodeURIComponent
     return f"/api/v1/runs/{q(project)}/{q(run)}/{leaf}"
 
 
@@ -208,7 +209,8 @@ def test_a_series_request_without_a_key_is_refused(api):
 
 
 def test_several_runs_and_keys_come_in_one_overlay_request(api):
-    q = lambda s: urllib.parse.quote(s, safe="")  # noqa: E731
+    def q(s):
+        return urllib.parse.quote(s, safe="")
     resp = api.get("/api/v1/series", params=[("run", f"vision/{q(HOSTILE)}"), ("run", "nlp/r1"),
                                               ("key", "train/loss")], headers=R)
     assert resp.status_code == 200, resp.text

@@ -60,7 +60,8 @@ def _natural(text: str) -> tuple:
 
 
 def _page_order(keys: set[str]) -> list[str]:
-    section = lambda k: k.split("/", 1)[0] if "/" in k else ""  # noqa: E731
+    def section(k):
+        return k.split("/", 1)[0] if "/" in k else ""
     return sorted(keys, key=lambda k: (section(k) != "", section(k) == "system", _natural(section(k)), _natural(k), k))
 
 

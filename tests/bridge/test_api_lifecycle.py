@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from curvestream_wire.v1 import batch_pb2, run_pb2
+
 from bridge_client import AppClient, engine_store_url, q, served_bridge
 from curvestream_bridge.api import models
-from curvestream_wire.v1 import batch_pb2, run_pb2
 from servers import wait_until
 
 READ, WRITE = "read-secret", "write-secret"
@@ -103,7 +105,8 @@ def test_a_deleted_run_is_gone_from_every_read_and_stays_gone(client):
     wait_until(lambda: _reads(client, DOOMED)["alerts"] and _reads(client, KEPT)["alerts"], 30, "the NaN alerts")
     kept = _reads(client, KEPT)
     assert _reads(client, DOOMED) == kept == {"listed": True, "table": True, "metrics": 3, "series": 2000,
-                                             "series_many": 2000, "histograms": 1, "texts": 1, "export": 200, "alerts": kept["alerts"]}
+                                             "series_many": 2000, "histograms": 1, "texts": 1, "export": 200,
+                                             "alerts": kept["alerts"]}
     path = f"/api/v1/runs/{q(DOOMED[0])}/{q(DOOMED[1])}"
     assert client.delete(path, headers=R).status_code == 403
     resp = client.delete(path, headers=W)

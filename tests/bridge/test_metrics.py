@@ -147,7 +147,8 @@ def test_a_histogram_renders_cumulative_buckets_and_counters_print_exact_integer
         m.observe(STORE_WRITE_SECONDS, seconds)
     m.inc(REJECTED, 12_345_678, reason="undecodable")
     lines = dict(line.rsplit(" ", 1) for line in m.render().splitlines() if not line.startswith("#"))
-    bucket = lambda le: float(lines[f'curvestream_store_write_seconds_bucket{{le="{le}"}}'])  # noqa: E731
+    def bucket(le):
+        return float(lines[f'curvestream_store_write_seconds_bucket{{le="{le}"}}'])
     assert (bucket("0.001"), bucket("0.0025"), bucket("0.005"), bucket("5"), bucket("10"), bucket("60"),
             bucket("+Inf")) == (1, 1, 3, 3, 4, 4, 5)
     assert float(lines["curvestream_store_write_seconds_sum"]) == pytest.approx(107.0065)

@@ -56,7 +56,8 @@ def wait_stored(bridge: Any, project: str, run: str, counts: dict[str, int], tim
 def page_url(bridge: Any, runs: tuple[tuple[str, str], ...] = (), **params: str) -> str:
     """The page's address on a view, as a shared link gives it: ``runs`` selected, other settings as parameters."""
     # each part encoded, then the value encoded again, as the page's own links are (urlState.ts)
-    q = lambda s: urllib.parse.quote(s, safe="")  # noqa: E731
+    def q(s):
+        return urllib.parse.quote(s, safe="")
     pairs = [("run", f"{q(p)}/{q(r)}") for p, r in runs] + list(params.items())
     return f"{bridge.url}/?{urllib.parse.urlencode(pairs)}"
 

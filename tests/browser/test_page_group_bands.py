@@ -117,8 +117,9 @@ def test_a_groups_band_equals_per_column_the_min_and_max_of_its_runs_curves(brow
         # where the band is widest around its column: a click a pixel off, either way, still lands in it
         mid = max(range(2, len(band["x"]) - 2), key=lambda i: overlap(i)[1] - overlap(i)[0])
         lo, hi = overlap(mid)
-        pixel = lambda y: page.evaluate("([k, x, y]) => window.__curvestream.pixelOf(k, x, y)",  # noqa: E731
-                                        [KEY, band["x"][mid], y])
+        def pixel(y):
+            return page.evaluate("([k, x, y]) => window.__curvestream.pixelOf(k, x, y)",
+                                 [KEY, band["x"][mid], y])
         assert pixel(lo)[1] - pixel(hi)[1] > 4, "a band at least 4 pixels high there"
         at = pixel((lo + hi) / 2)
         page.mouse.click(*at)

@@ -231,7 +231,8 @@ def _gesture_with_its_query_held(page: Any, delta: int) -> tuple[Any, list[dict]
     before = page.evaluate("window.__curvestream.zoom")
     page.evaluate(_COUNT_SET_OPTIONS, KEY)
     held: list[Any] = []
-    zooms = lambda url: MANY in url  # noqa: E731
+    def zooms(url):
+        return MANY in url
     page.route(zooms, lambda route: held.append(route))
     x, y = plot_center(page, KEY)
     page.mouse.move(x, y)

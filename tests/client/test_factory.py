@@ -49,8 +49,9 @@ def test_the_constructor_of_a_run_touches_no_disk_and_starts_no_thread(spool_dir
 
 def test_runs_with_the_same_connection_share_one_session_and_its_threads_end_with_the_last_run(spool_dir):
     port = _closed_port()
-    common = dict(spool_dir=str(spool_dir), mqtt_url=f"mqtt://127.0.0.1:{port}", bridge_url="", finish_timeout_ms=0,
-                  system_metrics=False)  # the sampler's own thread: tests/client/test_system_metrics.py
+    common = {"spool_dir": str(spool_dir), "mqtt_url": f"mqtt://127.0.0.1:{port}", "bridge_url": "",
+              "finish_timeout_ms": 0,
+              "system_metrics": False}  # the sampler's own thread: tests/client/test_system_metrics.py
     before = _thread_names()
     runs = [start_run("p", f"r{j}", settings=Settings(**common, flush_interval_ms=100 + j)) for j in range(20)]
     other = start_run("p", "elsewhere", settings=Settings(**{**common, "mqtt_url": f"mqtt://localhost:{port}"}))

@@ -86,33 +86,33 @@ class FakeNvml(types.SimpleNamespace):
     def __init__(self, gpus: int, broken: bool = False) -> None:
         super().__init__(gpus=gpus, broken=broken, shut_down=False, fail_after=None, calls=0)
 
-    def nvmlInit(self) -> None:  # noqa: N802 - NVML's names
+    def nvmlInit(self) -> None:
         if self.broken:
             raise self.NVMLError("NVML Shared Library Not Found")
 
-    def nvmlShutdown(self) -> None:  # noqa: N802
+    def nvmlShutdown(self) -> None:
         self.shut_down = True
 
-    def nvmlDeviceGetCount(self) -> int:  # noqa: N802
+    def nvmlDeviceGetCount(self) -> int:
         return self.gpus
 
-    def nvmlDeviceGetHandleByIndex(self, i: int) -> str:  # noqa: N802
+    def nvmlDeviceGetHandleByIndex(self, i: int) -> str:
         return f"gpu-{i}"
 
-    def nvmlDeviceGetUtilizationRates(self, h: str) -> types.SimpleNamespace:  # noqa: N802
+    def nvmlDeviceGetUtilizationRates(self, h: str) -> types.SimpleNamespace:
         self.calls += 1
         if self.fail_after is not None and self.calls > self.fail_after:
             raise self.NVMLError("GPU is lost")
         return types.SimpleNamespace(gpu=40 + int(h[-1]), memory=10)
 
-    def nvmlDeviceGetMemoryInfo(self, h: str) -> types.SimpleNamespace:  # noqa: N802
+    def nvmlDeviceGetMemoryInfo(self, h: str) -> types.SimpleNamespace:
         return types.SimpleNamespace(used=(1 + int(h[-1])) << 30, total=8 << 30, free=0)
 
-    def nvmlDeviceGetTemperature(self, h: str, sensor: int) -> int:  # noqa: N802
+    def nvmlDeviceGetTemperature(self, h: str, sensor: int) -> int:
         assert sensor == self.NVML_TEMPERATURE_GPU
         return 60 + int(h[-1])
 
-    def nvmlDeviceGetPowerUsage(self, h: str) -> int:  # noqa: N802
+    def nvmlDeviceGetPowerUsage(self, h: str) -> int:
         return 150_500 + int(h[-1]) * 1000  # milliwatts
 
 

@@ -203,7 +203,7 @@ def test_waiting_for_commits_that_do_not_come_does_not_spin(tmp_path):
 
 
 def test_a_commit_wakes_the_uploader_only_when_its_window_is_full_or_someone_waits_for_commits(setup):
-    clock, spool, link, http, up = setup
+    clock, _spool, _link, _http, up = setup
     up.pump()  # 1..4 in flight: the window is full
     up._wake.clear()
     up.on_commit(commit(1, 4))
@@ -367,7 +367,7 @@ def test_a_batch_spooled_while_an_export_waits_for_the_bridge_is_sent_in_the_nex
     up: Uploader
 
     class SlowBridge(ScriptedExporter):
-        def export(self, topic: str, payload: bytes):  # noqa: ANN201
+        def export(self, topic: str, payload: bytes):
             outcome = super().export(topic, payload)
             if self.sent == [1]:  # the flush loop appends the final batch meanwhile, and says so
                 spool.append(2, batch_pb2.Batch(seq=2).SerializeToString(), now=0)

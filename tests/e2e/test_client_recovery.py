@@ -60,7 +60,8 @@ def _tls_material(d: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path, pathlib.
     ca_key, ca, key, csr, cert = (d / n for n in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem"))
     ext = d / "san.ext"
     ext.write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    run = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True)  # noqa: E731
+    def run(*a):
+        return subprocess.run(["openssl", *a], check=True, capture_output=True)
     run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key), "-out", str(ca), "-days", "2",
         "-subj", "/CN=curvestream test CA")
     run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", "/CN=127.0.0.1")

@@ -16,8 +16,9 @@ import threading
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
-import curvestream
 from curvestream_wire.topics import Topics
+
+import curvestream
 from helpers import get_json, metric_counts, prometheus_value, run_path
 from servers import wait_until
 
@@ -41,13 +42,13 @@ def _retained(broker_port: int, topics: list[str]) -> dict[str, bytes]:
     probe, done = Topics.watched(PROJECT, "probe"), threading.Event()
     client = paho.Client(CallbackAPIVersion.VERSION2)
 
-    def on_message(c, u, m) -> None:  # noqa: ANN001
+    def on_message(c, u, m) -> None:
         if m.topic == probe:
             done.set()
         elif m.payload:
             got[m.topic] = m.payload
 
-    def on_subscribe(c, u, mid, codes, props) -> None:  # noqa: ANN001
+    def on_subscribe(c, u, mid, codes, props) -> None:
         c.publish(probe, b"x", qos=1)
 
     client.on_message, client.on_subscribe = on_message, on_subscribe

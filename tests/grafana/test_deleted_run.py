@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 import yaml
 
+from curvestream_wire.v1 import run_pb2
+
 from curvestream_bridge.alerts.engine import AlertEngine
 from curvestream_bridge.alerts.rules import parse_rules
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store.influx.lineproto import decode_tag
 from curvestream_bridge.store.influx.store import InfluxStore
-from curvestream_wire.v1 import run_pb2
 from grafana_kit import ALL, PROVISIONING_DIR, influxql_macros, influxql_series, interpolate_variables, query_library
 
 DELETED, KEPT = "typo run", "kept run"

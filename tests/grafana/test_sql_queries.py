@@ -61,7 +61,8 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
         walls, steps, values = points_of(seed)
         finite = np.isfinite(values)
         code = np.where(np.isnan(values), 1, np.where(values > 0, 2, 3))
-        tag = lambda v: pa.array([stored_tag(v)] * N).dictionary_encode()  # noqa: E731
+        def tag(v):
+            return pa.array([stored_tag(v)] * N).dictionary_encode()
         parts.append(pa.table({
             "metric": tag("train/loss"), "project": tag("mnist"), "run": tag(run),
             "nonfinite": pa.array(np.where(finite, 0, code), mask=finite),

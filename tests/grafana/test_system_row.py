@@ -16,8 +16,15 @@ import pytest
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store.influx.lineproto import decode_tag
 from curvestream_bridge.store.influx.store import InfluxStore
-from grafana_kit import (ALL, PROVISIONING_DIR, influxql_macros, influxql_series, interpolate_variables,
-                         panel_interval_ms, query_library)
+from grafana_kit import (
+    ALL,
+    PROVISIONING_DIR,
+    influxql_macros,
+    influxql_series,
+    interpolate_variables,
+    panel_interval_ms,
+    query_library,
+)
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 SAMPLES = 2_000  # 10 s apart: 5.5 hours

@@ -36,7 +36,8 @@ def test_a_keras_fit_logs_batches_and_epochs_at_one_global_step(mosquitto, bridg
     counts = metric_counts(bridge.url, "keras", identity)
     assert counts["batch/loss"] == counts["batch/mae"] == EPOCHS * BATCHES
     assert counts["epoch/loss"] == counts["epoch/val_loss"] == counts["epoch"] == EPOCHS
-    series = lambda key: get_json(bridge.url, run_path("keras", identity) + "/series", key=key)["points"]  # noqa: E731
+    def series(key):
+        return get_json(bridge.url, run_path("keras", identity) + "/series", key=key)["points"]
     assert series("batch/loss")["step"] == list(range(1, EPOCHS * BATCHES + 1))  # never restarts at an epoch
     epochs = series("epoch")
     assert epochs["step"] == [BATCHES * (e + 1) for e in range(EPOCHS)] and epochs["y"] == [0.0, 1.0, 2.0]

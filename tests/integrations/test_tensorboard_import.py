@@ -130,7 +130,8 @@ def test_an_import_killed_halfway_and_run_again_ends_exact(
 ):
     bridge = bridge_factory(f"duckdb:///{tmp_path / 'store.duckdb'}", mosquitto.url)
     proc = _import(torch_logdir, mosquitto, bridge, spool_dir, CURVESTREAM_MAX_INFLIGHT_BATCHES="1")
-    ingested = lambda: prometheus_value(bridge.url, "curvestream_points_ingested_total")  # noqa: E731
+    def ingested():
+        return prometheus_value(bridge.url, "curvestream_points_ingested_total")
     wait_until(lambda: ingested() > 0, 120, "the first imported batch to be stored", interval=0.01)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate()

@@ -27,7 +27,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from curvestream_wire.topics import Topics
 
@@ -66,7 +67,7 @@ class DeletedRuns:
                 return
             try:
                 stored = self._read()
-            except Exception as exc:  # noqa: BLE001 - the store is away: the runs known so far hold, asked again later
+            except Exception as exc:
                 log.warning("curvestream bridge: cannot read the deleted runs (%s); asking again in %g s", exc,
                             REFRESH_S)
                 return
@@ -109,7 +110,7 @@ def delete_run(project: str, run: str, *, store: Store, ingest: Ingest, deleted:
         for topic in (Topics.meta(project, run), Topics.status(project, run), Topics.watched(project, run)):
             try:
                 publish(topic, b"")
-            except Exception:  # noqa: BLE001 - the broker is away: the deletion in the store still gates
+            except Exception:
                 log.warning("curvestream bridge: could not clear the retained message %s of a deleted run", topic)
     log.warning("curvestream bridge: run %s/%s deleted", project, run)
     return True

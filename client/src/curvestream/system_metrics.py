@@ -40,7 +40,8 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 __all__ = ["Probe", "PsutilProbe", "NvmlProbe", "SystemSampler", "default_probes", "attach", "detach", "sampler"]
 
@@ -76,7 +77,7 @@ class PsutilProbe:
         self._last = (clock(), self._disk(), self._net())
 
     @classmethod
-    def create(cls) -> "PsutilProbe | None":
+    def create(cls) -> PsutilProbe | None:
         try:
             import psutil
         except ImportError:
@@ -131,15 +132,17 @@ class NvmlProbe:
         self._handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(nvml.nvmlDeviceGetCount())]
 
     @classmethod
-    def create(cls, nvml: Any = None) -> "NvmlProbe | None":
+    def create(cls, nvml: Any = None) -> NvmlProbe | None:
         if nvml is None:
             try:
-                import pynvml as nvml
+                import pynvml
+
+                nvml = pynvml
             except ImportError:
                 return None
         try:
             probe = cls(nvml)
-        except Exception:  # noqa: BLE001 - NVMLError (no driver, no GPU) or a broken library: no GPU metrics
+        except Exception:
             return None
         if not probe._handles:
             probe.close()
@@ -162,7 +165,7 @@ class NvmlProbe:
     def close(self) -> None:
         try:
             self._nvml.nvmlShutdown()
-        except Exception:  # noqa: BLE001 - nothing to do about it at the end
+        except Exception:
             pass
 
 
@@ -232,7 +235,7 @@ class SystemSampler:
     def _run(self) -> None:
         try:
             probes = self._make_probes()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.warning("curvestream: system metrics are off: their probes failed to start", exc_info=True)
             probes = []
         try:
@@ -250,7 +253,7 @@ class SystemSampler:
                 for probe in list(probes):
                     try:
                         values.update(probe.sample())
-                    except Exception as exc:  # noqa: BLE001 - a failing library: its metrics stop, training goes on
+                    except Exception as exc:
                         log.warning("curvestream: system metrics of %s stop: %s: %s", probe.name,
                                     type(exc).__name__, exc)
                         probes.remove(probe)
@@ -263,7 +266,7 @@ class SystemSampler:
                                 continue  # detached since the round began
                             try:
                                 sink(now, values)
-                            except Exception:  # noqa: BLE001
+                            except Exception:
                                 log.exception("curvestream: handing system metrics to a run failed")
                     self.samples += 1
                 self.cpu_s += time.thread_time() - started

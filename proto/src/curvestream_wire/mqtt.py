@@ -255,7 +255,7 @@ class MqttConnection:
         if self._callbacks.on_connect is not None:
             self._callbacks.on_connect(client, userdata, flags, reason_code, properties)
 
-    def _on_connect_fail(self, client, userdata) -> None:  # noqa: ANN001
+    def _on_connect_fail(self, client: paho.Client, userdata: Any) -> None:
         self.handshake.connect_failed()
         if self._callbacks.on_connect_fail is not None:
             error = sys.exc_info()[1]  # paho calls this inside its ``except OSError`` around the connect

@@ -8,10 +8,11 @@ import json
 
 import pytest
 
+from curvestream_wire.v1 import batch_pb2
+
 from curvestream_bridge.alerts.engine import AlertEngine
 from curvestream_bridge.alerts.rules import default_rules
 from curvestream_bridge.decode import DecodedBatch, Rejected, decode_batch
-from curvestream_wire.v1 import batch_pb2
 
 
 def _batch(seq: int, *alerts: tuple[str, str, str, int]) -> DecodedBatch:

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
+
+from curvestream_wire.v1 import batch_pb2, run_pb2
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 from curvestream_bridge.store import open_store
 from curvestream_bridge.store.base import SeriesQuery
 from curvestream_bridge.store.lifecycle import RunEdits
-from curvestream_wire.v1 import batch_pb2, run_pb2
 
 N = 20_000  # enough points for several rollup levels
 A, B = "doomed run", "kept run"

@@ -44,9 +44,9 @@ class Alert:
     time_ns: int = 0  # time_ms exactly: where the store puts the transition
 
     def to_json(self) -> dict[str, Any]:
-        value = self.value
-        if value is not None and not math.isfinite(value):
-            value = "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+        value: float | str | None = self.value
+        if self.value is not None and not math.isfinite(self.value):
+            value = "NaN" if math.isnan(self.value) else ("+Inf" if self.value > 0 else "-Inf")
         return {
             "id": self.id, "rule": self.rule, "kind": self.kind, "severity": self.severity,
             "project": self.project, "run": self.run, "key": self.key, "state": self.state,
@@ -57,7 +57,7 @@ class Alert:
         }
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "Alert":
+    def from_json(cls, d: dict[str, Any]) -> Alert:
         value = d.get("value")
         if isinstance(value, str):
             value = float(value.replace("Inf", "inf"))

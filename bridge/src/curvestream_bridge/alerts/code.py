@@ -21,7 +21,7 @@ firing alerts counts only runs still going.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from curvestream_bridge.alerts.alert import Alert, alert_id
 from curvestream_bridge.batch import DecodedBatch

@@ -297,8 +297,8 @@ class AlertEngine:
         with self._lock:
             for key in [k for k in self._series if k[1] == project and k[2] == run]:
                 del self._series[key]
-            for key in [k for k in self._matches if k[0] == project and k[1] == run]:
-                del self._matches[key]
+            for match_key in [k for k in self._matches if k[0] == project and k[1] == run]:
+                del self._matches[match_key]
             self._runs.pop((project, run), None)
             self._series_of_run.pop((project, run), None)
             ids = [i for i, a in self._alerts.items() if (a.project, a.run) == (project, run)]

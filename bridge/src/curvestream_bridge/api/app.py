@@ -8,8 +8,20 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from curvestream_bridge.api import (admin, alerts, export, fleet, ingest, lifecycle, live, models, parked, producers,
-                                    runs, series)
+from curvestream_bridge.api import (
+    admin,
+    alerts,
+    export,
+    fleet,
+    ingest,
+    lifecycle,
+    live,
+    models,
+    parked,
+    producers,
+    runs,
+    series,
+)
 from curvestream_bridge.api.facade import BridgeApi
 from curvestream_bridge.api.page import mount_page
 from curvestream_bridge.api.paths import KeepEncodedSlashes

@@ -13,6 +13,7 @@ from curvestream_bridge.api.deps import WRITE, Api
 from curvestream_bridge.api.models import ApiError, ApiRunDeleted, ApiRunEdit, ApiRunEdited
 from curvestream_bridge.api.paths import name
 from curvestream_bridge.api.reads import in_thread
+from curvestream_bridge.store.base import RunRecord
 from curvestream_bridge.store.lifecycle import RunEdits
 
 __all__ = ["router"]
@@ -57,7 +58,7 @@ def _tags(edit: ApiRunEdit, current: list[str]) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(tags + [t for t in edit.add_tags if t not in edit.remove_tags]))
 
 
-async def _record(api: Api, project: str, run: str):  # noqa: ANN202 - a RunRecord
+async def _record(api: Api, project: str, run: str) -> RunRecord:
     for record in await in_thread(api.reader.runs):
         if record.project == project and record.run == run:
             return record

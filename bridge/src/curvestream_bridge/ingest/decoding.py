@@ -7,7 +7,7 @@ asked for: neither pushed live nor written."""
 
 from __future__ import annotations
 
-from typing import Container
+from collections.abc import Container
 
 from curvestream_bridge.batch import DecodedBatch
 from curvestream_bridge.clock_skew import ClockSkew

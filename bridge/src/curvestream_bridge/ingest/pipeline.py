@@ -29,7 +29,8 @@ import logging
 import queue
 import threading
 import time
-from typing import Any, Callable, Container
+from collections.abc import Callable, Container
+from typing import Any
 
 from curvestream_wire.v1 import run_pb2
 
@@ -340,7 +341,7 @@ class Ingest:
             m.reply.set_result(self.retry(m.task))
         except Stopping:
             raise
-        except BaseException as exc:  # noqa: BLE001 - the caller gets it
+        except BaseException as exc:
             m.reply.set_exception(exc)
 
     # ------------------------------------------------------------------ inside

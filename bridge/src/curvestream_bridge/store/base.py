@@ -20,7 +20,7 @@ import dataclasses
 import enum
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 import numpy as np
 
@@ -279,16 +279,22 @@ class Store(StoreWriter, StoreReader, AlertStateStore, Protocol):
 class SeriesOneByOne:
     """``series_many`` for an engine that answers one series at a time."""
 
+    if TYPE_CHECKING:
+        def series(self, query: SeriesQuery) -> SeriesResult: ...
+
     def series_many(self, queries: Sequence[SeriesQuery]) -> list[SeriesResult]:
         out = []
         for q in queries:
             check()  # the client may have gone away: the rest is read for nobody
-            out.append(self.series(q))  # type: ignore[attr-defined]
+            out.append(self.series(q))
         return out
 
 
 class MetricsOneByOne:
     """``metrics_many`` for an engine that answers one run's metrics at a time."""
 
+    if TYPE_CHECKING:
+        def metrics(self, project: str, run: str) -> list[MetricRecord]: ...
+
     def metrics_many(self, runs: Sequence[tuple[str, str]]) -> list[list[MetricRecord]]:
-        return [self.metrics(project, run) for project, run in runs]  # type: ignore[attr-defined]
+        return [self.metrics(project, run) for project, run in runs]

@@ -17,7 +17,8 @@ thread, between two rounds of writes.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Protocol, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 from curvestream_bridge.store.base import RunRecord
 

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import atexit
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import curvestream
 from curvestream.wandb.config import Config, Summary
@@ -55,9 +56,9 @@ class Error(Exception):
     """Raised where W&B raises ``wandb.Error`` (a call that needs ``init()`` first)."""
 
 
-def init(project: str | None = None, name: str | None = None, id: str | None = None,  # noqa: A002 - W&B's names
+def init(project: str | None = None, name: str | None = None, id: str | None = None,
          config: Any = None, tags: Iterable[str] | None = None, group: str | None = None, notes: str | None = None,
-         dir: str | None = None, mode: str | None = None, resume: Any = None,  # noqa: A002
+         dir: str | None = None, mode: str | None = None, resume: Any = None,
          *, reinit: Any = None, config_exclude_keys: Iterable[str] | None = None,
          config_include_keys: Iterable[str] | None = None, **ignored: Any) -> WandbRun:
     """Start a run (W&B's ``wandb.init``); see the module docstring for what maps where."""
@@ -65,7 +66,7 @@ def init(project: str | None = None, name: str | None = None, id: str | None = N
     env = os.environ
     project = project or env.get("WANDB_PROJECT") or "uncategorized"
     name = name or env.get("WANDB_NAME") or None
-    id = id or env.get("WANDB_RUN_ID") or None  # noqa: A001
+    id = id or env.get("WANDB_RUN_ID") or None
     group = group or env.get("WANDB_RUN_GROUP") or ""
     notes = notes or env.get("WANDB_NOTES") or ""
     tags = tuple(tags) if tags is not None else tuple(t for t in env.get("WANDB_TAGS", "").split(",") if t)

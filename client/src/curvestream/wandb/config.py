@@ -14,8 +14,8 @@ changes are sent with the run (its config; its summary).
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from typing import Any
 
 __all__ = ["Config", "Summary"]
 

@@ -5,7 +5,8 @@ script runs unchanged, and not stored (one warning per type, when logged)."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from curvestream.buckets import Buckets
 

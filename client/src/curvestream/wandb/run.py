@@ -18,7 +18,8 @@ import fnmatch
 import logging
 import math
 import time
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from curvestream.run import Run
 from curvestream.values import to_float
@@ -246,7 +247,7 @@ class WandbRun:
             try:
                 self._commit()
                 self._send_summary(now=True)
-            except Exception:  # noqa: BLE001 - never raise at interpreter exit
+            except Exception:
                 log.exception("curvestream.wandb: sending the last row at exit failed")
 
     def _warn_once(self, what: str, message: str) -> None:
@@ -254,7 +255,7 @@ class WandbRun:
             self._warned.add(what)
             log.warning(message)
 
-    def __enter__(self) -> "WandbRun":
+    def __enter__(self) -> WandbRun:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:

@@ -15,14 +15,20 @@ cache) is then read again from the file, as after a rolled-back write.
 from __future__ import annotations
 
 import json
+import threading
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from curvestream_bridge.store.duckdb.file import mapped
 from curvestream_bridge.store.lifecycle import RunEdits
 from curvestream_bridge.store.m4.levels import AXES
+
+if TYPE_CHECKING:
+    from curvestream_bridge.store.duckdb.points import PointWriter
+    from curvestream_bridge.store.duckdb.rollcache import RollupCache
 
 __all__ = ["SCHEMA", "DuckDBLifecycle", "edits"]
 
@@ -51,10 +57,19 @@ def _known(cur: duckdb.DuckDBPyConnection, project: str, run: str) -> bool:
 class DuckDBLifecycle:
     """The :class:`~..lifecycle.RunLifecycle` methods of :class:`~.store.DuckDBStore`."""
 
+    if TYPE_CHECKING:  # the store's parts these methods use
+        _write_lock: threading.Lock
+        _points: PointWriter
+        rollup_cache: RollupCache
+
+        def _cursor(self) -> duckdb.DuckDBPyConnection: ...
+        def _abandon(self, cur: duckdb.DuckDBPyConnection, exc: BaseException) -> None: ...
+        def _reload_sids(self, cur: duckdb.DuckDBPyConnection) -> None: ...
+
     @mapped
     def edit_run(self, project: str, run: str, change: RunEdits) -> bool:
-        with self._write_lock:  # type: ignore[attr-defined]
-            cur = self._cursor()  # type: ignore[attr-defined]
+        with self._write_lock:
+            cur = self._cursor()
             if not _known(cur, project, run):
                 return False
             earlier = edits(cur).get((project, run), {})
@@ -64,8 +79,8 @@ class DuckDBLifecycle:
 
     @mapped
     def delete_run(self, project: str, run: str, alert_entries: Sequence[str] = ()) -> bool:
-        with self._write_lock:  # type: ignore[attr-defined]
-            cur = self._cursor()  # type: ignore[attr-defined]
+        with self._write_lock:
+            cur = self._cursor()
             if not _known(cur, project, run):
                 return False
             try:
@@ -82,13 +97,13 @@ class DuckDBLifecycle:
                 cur.execute("INSERT OR REPLACE INTO deleted_runs VALUES (?, ?, ?)", [project, run, time.time_ns()])
                 cur.execute("COMMIT")
             except BaseException as exc:
-                self._abandon(cur, exc)  # type: ignore[attr-defined]
+                self._abandon(cur, exc)
                 raise
-            self._reload_sids(cur)  # type: ignore[attr-defined]
-            self._points.reload(cur)  # type: ignore[attr-defined]
-            self.rollup_cache.clear()  # type: ignore[attr-defined]
+            self._reload_sids(cur)
+            self._points.reload(cur)
+            self.rollup_cache.clear()
             return True
 
     @mapped
     def deleted_runs(self) -> set[tuple[str, str]]:
-        return {(p, r) for p, r in self._cursor().execute("SELECT project, run FROM deleted_runs").fetchall()}  # type: ignore[attr-defined]
+        return {(p, r) for p, r in self._cursor().execute("SELECT project, run FROM deleted_runs").fetchall()}

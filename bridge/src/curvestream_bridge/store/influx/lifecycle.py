@@ -21,12 +21,19 @@ there with ``influx delete --predicate 'project="…" AND run="…"'``).
 from __future__ import annotations
 
 import json
+import threading
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from curvestream_bridge.store.influx.lineproto import decode_tag, encode_tag, string_field
 from curvestream_bridge.store.influx.rows import tag_literal
 from curvestream_bridge.store.lifecycle import RunEdits
+
+if TYPE_CHECKING:
+    from curvestream_bridge.store.influx.http import InfluxHTTP
+    from curvestream_bridge.store.influx.rollup import RollupWriter
+    from curvestream_bridge.store.influx.rowcache import RowCache
 
 __all__ = ["InfluxLifecycle"]
 
@@ -37,24 +44,31 @@ _NAMES_PER_STATEMENT = 100
 class InfluxLifecycle:
     """The :class:`~..lifecycle.RunLifecycle` methods of :class:`~.store.InfluxStore`."""
 
+    if TYPE_CHECKING:  # the store's parts these methods use
+        _db: InfluxHTTP
+        _lock: threading.Lock
+        _runs_seen: set[tuple[str, str]]
+        _rollup: RollupWriter
+        rollup_cache: RowCache
+
     def _known(self, project: str, run: str) -> bool:
         where = f'"project" = {tag_literal(project)} AND "run" = {tag_literal(run)}'
-        return bool(self._db.series(f'SELECT "seen" FROM {self._db.meta("cs_run")} WHERE {where} LIMIT 1')  # type: ignore[attr-defined]
-                    or self._db.series(f'SELECT "step" FROM "cs_scalar" WHERE {where} LIMIT 1'))  # type: ignore[attr-defined]
+        return bool(self._db.series(f'SELECT "seen" FROM {self._db.meta("cs_run")} WHERE {where} LIMIT 1')
+                    or self._db.series(f'SELECT "step" FROM "cs_scalar" WHERE {where} LIMIT 1'))
 
     def edit_run(self, project: str, run: str, change: RunEdits) -> bool:
         fields = [f"{k}={string_field(json.dumps(v) if k == 'tags' else v)}" for k, v in change.as_json().items()]
-        with self._lock:  # type: ignore[attr-defined]
+        with self._lock:
             if not self._known(project, run):
                 return False
             if fields:
-                self._db.write([f"{EDITS},project={encode_tag(project)},run={encode_tag(run)} {','.join(fields)} 0"],  # type: ignore[attr-defined]
+                self._db.write([f"{EDITS},project={encode_tag(project)},run={encode_tag(run)} {','.join(fields)} 0"],
                                meta=True)
             return True
 
     def run_edits(self) -> dict[tuple[str, str], dict[str, Any]]:
         out: dict[tuple[str, str], dict[str, Any]] = {}
-        for s in self._db.series(f'SELECT * FROM {self._db.meta(EDITS)} GROUP BY "project", "run"'):  # type: ignore[attr-defined]
+        for s in self._db.series(f'SELECT * FROM {self._db.meta(EDITS)} GROUP BY "project", "run"'):
             tags = s.get("tags", {})
             row = dict(zip(s["columns"], s["values"][-1]))
             found = {k: json.loads(row[k]) for k in ("name", "tags", "notes") if row.get(k) is not None}
@@ -64,8 +78,8 @@ class InfluxLifecycle:
         return out
 
     def delete_run(self, project: str, run: str, alert_entries: Sequence[str] = ()) -> bool:
-        db = self._db  # type: ignore[attr-defined]
-        with self._lock:  # type: ignore[attr-defined]
+        db = self._db
+        with self._lock:
             if not self._known(project, run):
                 return False
             db.write([f"{DELETED},deleted_project={encode_tag(project)},deleted_run={encode_tag(run)} "
@@ -76,12 +90,12 @@ class InfluxLifecycle:
             for i in range(0, len(names), _NAMES_PER_STATEMENT):
                 matches = " OR ".join(f'"name" = {tag_literal(n)}' for n in names[i:i + _NAMES_PER_STATEMENT])
                 db.query(f'DROP SERIES FROM "cs_alert_state" WHERE {matches}', method="POST")
-            self._runs_seen.discard((project, run))  # type: ignore[attr-defined]
-            self._rollup.forget_run(project, run)  # type: ignore[attr-defined]
-            self.rollup_cache.clear()  # type: ignore[attr-defined]  # rows kept for reads: read again
+            self._runs_seen.discard((project, run))
+            self._rollup.forget_run(project, run)
+            self.rollup_cache.clear()  # rows kept for reads: read again
             return True
 
     def deleted_runs(self) -> set[tuple[str, str]]:
         return {(decode_tag(s["tags"].get("deleted_project", "")), decode_tag(s["tags"].get("deleted_run", "")))
-                for s in self._db.series(f'SELECT "deleted_ns" FROM {self._db.meta(DELETED)} '  # type: ignore[attr-defined]
+                for s in self._db.series(f'SELECT "deleted_ns" FROM {self._db.meta(DELETED)} '
                                          'GROUP BY "deleted_project", "deleted_run"')}

@@ -153,9 +153,10 @@ class RollupWriter:
         for table in (self.plans, self.counts):
             for key in [k for k in table if of_run(k)]:
                 del table[key]
-        for keyed in (self.open, self.before):
-            for key in [k for k in keyed if of_run(k[0])]:
-                del keyed[key]
+        for open_key in [k for k in self.open if of_run(k[0])]:
+            del self.open[open_key]
+        for before_key in [k for k in self.before if of_run(k[0])]:
+            del self.before[before_key]
         self.unrolled = {k for k in self.unrolled if not of_run(k)}
         self.made = {k for k in self.made if not of_run(k)}
 
