@@ -58,6 +58,25 @@ def test_no_setting_silences_whole_files():
         assert not override.get("ignore_errors"), override
 
 
+def _package_files_with(pattern: str) -> set[str]:
+    found = set()
+    for src in ("client/src", "bridge/src", "proto/src"):
+        for path in (ROOT / src).rglob("*.py"):
+            if re.search(pattern, path.read_text(encoding="utf-8")):
+                found.add(path.relative_to(ROOT / src).as_posix())
+    return found
+
+
+def test_retry_after_tokens_and_the_raw_or_m4_choice_each_live_in_one_place():
+    """One Retry-After parser (the wire package's), one token comparison (the API's dependency for HTTP and
+    WebSocket), one choice between raw points and M4 columns (m4/query.py, which both engines call)."""
+    assert _package_files_with(r"parsedate") == {"curvestream_wire/backoff.py"}
+    assert _package_files_with(r"compare_digest") == {"curvestream_bridge/api/deps.py"}
+    assert _package_files_with(r"raw_below \* ") == {"curvestream_bridge/store/m4/query.py"}
+    assert {"curvestream_bridge/store/influx/series.py", "curvestream_bridge/store/duckdb/many.py"} <= \
+        _package_files_with(r"\brollup_answers?\(")
+
+
 if __name__ == "__main__":
     lines = silencers()
     print("\n".join(lines))
