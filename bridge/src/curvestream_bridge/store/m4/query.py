@@ -77,18 +77,14 @@ def frame(q: SeriesQuery, origin: int, extent: tuple[int, int] | None, plan: Lev
     ``columns=False``: the whole range as one interval (to count its points
     and find its neighbours before deciding between raw points and M4)."""
     scale = AxisScale(q.x, origin)
-    if q.start is not None:
-        lo = scale.first_at_or_after(q.start)
-    elif extent is not None:
-        lo = extent[0]
+    if q.start is None or q.end is None:
+        if extent is None:
+            return None
+        lo_end, hi_end = extent
     else:
-        return None
-    if q.end is not None:
-        hi = scale.last_at_or_before(q.end)
-    elif extent is not None:
-        hi = extent[1]
-    else:
-        return None
+        lo_end = hi_end = 0  # not read: both ends are given
+    lo = scale.first_at_or_after(q.start) if q.start is not None else lo_end
+    hi = scale.last_at_or_before(q.end) if q.end is not None else hi_end
     start = q.start if q.start is not None else float(scale.x(np.array([lo]))[0])
     end = q.end if q.end is not None else float(scale.x(np.array([hi]))[0])
     width = max(1, int(q.width))
