@@ -35,12 +35,11 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from fleet_publisher import encode_batches  # noqa: E402
-from query_m4 import machine  # noqa: E402
-
 from curvestream_bridge.ingest import Kind, Message  # noqa: E402
 from curvestream_bridge.service import Bridge  # noqa: E402
 from curvestream_bridge.settings import BridgeSettings  # noqa: E402
+from fleet_publisher import encode_batches  # noqa: E402
+from query_m4 import machine  # noqa: E402
 
 
 def main() -> None:

@@ -36,18 +36,17 @@ import pstats
 import sys
 import tempfile
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _servers import Influxd  # noqa: E402
-from query_m4 import count, machine  # noqa: E402
-
-from curvestream_bridge.batch import DecodedBatch, ScalarColumn  # noqa: E402
-from curvestream_bridge.store import open_store  # noqa: E402
+from _servers import Influxd
+from curvestream_bridge.batch import DecodedBatch, ScalarColumn
+from curvestream_bridge.store import open_store
+from query_m4 import count, machine
 
 TICK = os.sysconf("SC_CLK_TCK")
 T0 = 1_800_000_000_000_000_000

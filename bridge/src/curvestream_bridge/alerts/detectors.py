@@ -279,6 +279,7 @@ class Plateau(Detector):
         rule = self.rule
         sign = 1.0 if rule.value("mode") == "min" else -1.0
         u = sign * s
+        assert self.first_step is not None, "the first points set it"
         pos = int(np.searchsorted(st, self.first_step + int(rule.value("warmup_steps")), side="left"))
         if pos >= len(st):
             return []

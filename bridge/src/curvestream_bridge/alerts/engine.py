@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import itertools
 import json
 import threading
 import time
@@ -115,7 +116,7 @@ class _RoundShape:
             steps, wall, values = (np.concatenate([getattr(c, f) for c in cols])
                                    for f in ("steps", "wall_ns", "values"))
             if not any(self.col_unsorted[j] for j in at) and all(
-                    self.col_min[b] >= self.col_max[a] for a, b in zip(at, at[1:])):
+                    self.col_min[b] >= self.col_max[a] for a, b in itertools.pairwise(at)):
                 return steps, wall, values
         order = np.argsort(steps, kind="stable")
         return steps[order], wall[order], values[order]

@@ -23,7 +23,7 @@ own code. ``tests/bridge/alerts/test_many.py`` checks the two agree exactly.
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

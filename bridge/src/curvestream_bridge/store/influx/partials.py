@@ -69,6 +69,7 @@ def series_partials(plans: list[LevelPlan], step: list[np.ndarray], wall: list[n
         if k > 0:
             alive = tops[series] >= k
             if not alive.all():
+                assert agg is not None  # made at k = 0
                 keep = np.flatnonzero(alive)
                 agg, buckets, series = agg.take(keep), buckets[keep], series[keep]
             if len(series) == 0:

@@ -246,7 +246,7 @@ class RollupWriter:
         stored = self._read_rows(reads, plans_of={k: p for k, p, *_ in work}, run=run)
         before: dict[tuple[SeriesKey, str, int], Committed] = {}
         merges: dict[str, list[tuple[int, np.ndarray, M4Agg]]] = {"time": [], "step": []}
-        for key, axis, k, i, buckets, agg, pts in pending:
+        for key, axis, k, i, buckets, _agg, pts in pending:
             old = before[(key, axis, k)] = committed_rows(buckets, stored.get((key, axis, k)),
                                                           open_new[(key, axis)].last.get(k),
                                                           self.before.get((key, axis, k)))
