@@ -25,7 +25,7 @@ SILENCER = re.compile(
     r"|@ts-ignore|@ts-expect-error|@ts-nocheck|eslint-disable|pragma:\s*no\s*cover"
 )
 CEILING = 72
-"""The count when the gates were set up (395 across these folders before them, 88 in the three packages'
+"""The count when the gates were set up (409 across these folders before them, 88 in the three packages'
 sources when the gates were planned); lower it when a silencing comment goes."""
 
 
