@@ -21,7 +21,7 @@ from curvestream_bridge.api.reads import in_thread, read_for
 from curvestream_bridge.configtext import CONFIG_PREFIX, group_value
 from curvestream_bridge.group_bands import GroupQuery, group_bands, group_table
 from curvestream_bridge.key_index import KeyIndexCache, KeyMatcher
-from curvestream_bridge.runs_table import RunsFilter, RunsTable
+from curvestream_bridge.runs_table import RunsFilter, RunsSnapshot, RunsTable
 
 __all__ = ["router", "FleetReads"]
 
@@ -62,6 +62,28 @@ def _row_json(api: BridgeApi, row: Any, firing: dict[tuple[str, str], int]) -> d
             "clock_offset_s": clock[0] if clock else None, "clock_correction_s": clock[1] if clock else None}
 
 
+def _total(snap: RunsSnapshot, project: str | None) -> int:
+    """How many runs the table holds, in ``project`` or in all."""
+    return len(snap.rows) if project is None else sum(r.record.project == project for r in snap.rows)
+
+
+def _value_counts(matched: list[Any], count_by: str) -> list[dict[str, Any]]:
+    """Matching runs per value of ``count_by``, the most common first."""
+    counts: dict[str | None, int] = {}
+    for row in matched:
+        value = group_value(row.json, count_by)
+        counts[value] = counts.get(value, 0) + 1
+    return [{"value": v, "runs": n} for v, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+
+
+def _facets(snap: RunsSnapshot, project: str | None, config_key: str) -> dict[str, Any]:
+    """The filters' choices, with the values of ``config_key`` when one is picked."""
+    facets = dict(snap.facets(project))
+    if config_key:
+        facets["config_values"] = snap.config_values(project, config_key)
+    return facets
+
+
 @router.get("/runs/table", tags=["runs"], response_model=ApiRunsTable)
 async def runs_table(
     api: Api, fleet: Fleet,
@@ -90,22 +112,13 @@ async def runs_table(
             matched = snap.matching(f, firing, sort)
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from None
-        counts: dict[str | None, int] = {}
-        for row in matched:
-            value = group_value(row.json, count_by)
-            counts[value] = counts.get(value, 0) + 1
-        facets = dict(snap.facets(project))
-        if config_key:
-            facets["config_values"] = snap.config_values(project, config_key)
-        total = len(snap.rows) if project is None else sum(r.record.project == project for r in snap.rows)
         shown = {r.ref for r in matched}
-        return {"total": total, "matched": len(matched), "offset": offset, "limit": limit, "sort": sort,
-                "runs": [_row_json(api, r, firing) for r in matched[offset:offset + limit]],
+        return {"total": _total(snap, project), "matched": len(matched), "offset": offset, "limit": limit,
+                "sort": sort, "runs": [_row_json(api, r, firing) for r in matched[offset:offset + limit]],
                 "selected": [_row_json(api, snap.by_ref[ref], firing) for ref in wanted if ref in snap.by_ref],
                 "selected_hidden": sum(ref in snap.by_ref and ref not in shown for ref in wanted),
-                "count_by": count_by,
-                "counts": [{"value": v, "runs": n} for v, n in sorted(counts.items(), key=lambda kv: -kv[1])],
-                "facets": facets}
+                "count_by": count_by, "counts": _value_counts(matched, count_by),
+                "facets": _facets(snap, project, config_key)}
 
     return answer(await in_thread(page))
 
