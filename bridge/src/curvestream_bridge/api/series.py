@@ -7,7 +7,7 @@ request's ``Accept`` names them (:mod:`curvestream_bridge.series_binary`).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -32,6 +32,9 @@ __all__ = ["router"]
 router = APIRouter(prefix="/api/v1", tags=["series"], dependencies=READ, responses=GUARDED)
 
 XAxis = Literal["step", "time", "relative"]
+Snap = Annotated[bool | None, Query(description="columns of whole grid units, the range widened to them (by at most "
+                                                "1/16; start and end answer it), read from rollup rows alone; "
+                                                "default: when the store reads them faster (InfluxDB)")]
 
 _BINARY_ANSWER: dict[int | str, dict[str, Any]] = {200: {
     "description": "JSON, or binary columns when `Accept` names them (docs/http-api.md; the binary answer's "
@@ -46,9 +49,7 @@ async def series(
     x: XAxis = "step",
     start: float | None = None, end: float | None = None,
     width: int = Query(1000, ge=1, le=20000),
-    snap: bool | None = Query(None, description="columns of whole grid units, the range widened to them (by at most "
-                                                 "1/16; start and end answer it), read from rollup rows alone; "
-                                                 "default: when the store reads them faster (InfluxDB)"),
+    snap: Snap = None,
 ) -> Response:
     """One series; JSON, or binary columns with ``Accept: application/vnd.curvestream.series``."""
     project, run = name(project), name(run)
@@ -66,9 +67,7 @@ async def many_series(
     x: XAxis = "step",
     start: float | None = None, end: float | None = None,
     width: int = Query(1000, ge=1, le=20000),
-    snap: bool | None = Query(None, description="columns of whole grid units, the range widened to them (by at most "
-                                                 "1/16; start and end answer it), read from rollup rows alone; "
-                                                 "default: when the store reads them faster (InfluxDB)"),
+    snap: Snap = None,
 ) -> Response:
     """Several runs × metrics in one request (for overlays), read from the store together:
     each answer is the single-series endpoint's. JSON, or binary columns (see above)."""
