@@ -48,7 +48,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from _page import chromium, get_json, machine, med, page_url, recorded, recorded_page, resource_timings
 from _servers import BridgeProcess
 from curvestream_bridge.store import open_store
-from query_m4 import count, rounds
+from query_m4 import count
+from query_m4 import write_runs as write_rounds
 
 PROJECT = "bench"
 KEY = "loss"
@@ -79,19 +80,12 @@ def write_runs(path: pathlib.Path, runs: int, points: int) -> None:
             return
         path.unlink()
     store = open_store(f"duckdb:///{path}")
-    t0 = time.perf_counter()
     try:
-        for i, name in enumerate(run_names(runs)):
-            producer = f"bench-overlay-{name}".encode()  # batches are deduplicated per producer and seq
-            for items in rounds(points, seed=100 + i):
-                for batch in items:
-                    batch.project, batch.run, batch.producer_id = PROJECT, name, producer
-                store.write(items)
-            print(f"  wrote {name}: {points:,} points ({time.perf_counter() - t0:.0f} s so far)", flush=True)
+        took = write_rounds(store, PROJECT, run_names(runs), points, "overlay")
     finally:
         store.close()
-    print(f"wrote {runs} runs × {points:,} points in {time.perf_counter() - t0:.0f} s "
-          f"({runs * points / (time.perf_counter() - t0) / 1e6:.2f} M points/s), {path.stat().st_size / 1e9:.2f} GB")
+    print(f"wrote {runs} runs × {points:,} points in {took:.0f} s "
+          f"({runs * points / took / 1e6:.2f} M points/s), {path.stat().st_size / 1e9:.2f} GB")
 
 
 # The first draw after `after` (ms since navigation start) that leaves the chart "ready" with `n` non-empty

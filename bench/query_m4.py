@@ -83,6 +83,20 @@ def rounds(n: int, seed: int = 1) -> Any:
         yield out
 
 
+def write_runs(store: Any, project: str, names: list[str], points: int, label: str) -> float:
+    """``points`` of :func:`rounds` for each run of ``names`` into ``store`` (a producer of its own per run,
+    since batches are deduplicated per producer and seq), each run said when written; the seconds it took."""
+    t0 = time.perf_counter()
+    for i, name in enumerate(names):
+        producer = f"bench-{label}-{name}".encode()
+        for items in rounds(points, seed=100 + i):
+            for batch in items:
+                batch.project, batch.run, batch.producer_id = project, name, producer
+            store.write(items)
+        print(f"  wrote {name}: {points:,} points ({time.perf_counter() - t0:.0f} s so far)", flush=True)
+    return time.perf_counter() - t0
+
+
 def ingest(url: str, n: int) -> tuple[Any, float]:
     """Write n points; (store, points per second inside write())."""
     store = open_store(url)

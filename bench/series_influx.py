@@ -45,7 +45,7 @@ import httpx
 from _servers import BridgeProcess
 from curvestream_bridge import series_binary
 from curvestream_bridge.store import open_store
-from query_m4 import SnapshottingInfluxd, count, machine, rounds
+from query_m4 import SnapshottingInfluxd, count, machine, write_runs
 
 ZOOMS = (1.0, 0.1, 0.01, 0.001)
 BINARY = {"Accept": series_binary.MEDIA_TYPE}
@@ -64,19 +64,12 @@ def write_series(url: str, runs: list[str], points: int, marker: pathlib.Path) -
         print(f"reusing {marker.parent.name}/{marker.name}: {len(runs)} × {points:,} points")
         return
     store = open_store(url)
-    t0 = time.perf_counter()
     try:
-        for i, name in enumerate(runs):
-            producer = f"bench-influx-{name}".encode()
-            for items in rounds(points, seed=100 + i):
-                for batch in items:
-                    batch.project, batch.run, batch.producer_id = PROJECT, name, producer
-                store.write(items)
-            print(f"  wrote {name}: {points:,} points ({time.perf_counter() - t0:.0f} s so far)", flush=True)
+        took = write_runs(store, PROJECT, runs, points, "influx")
     finally:
         store.close()
     marker.write_text("done")
-    print(f"wrote {len(runs)} × {points:,} points in {time.perf_counter() - t0:.0f} s")
+    print(f"wrote {len(runs)} × {points:,} points in {took:.0f} s")
 
 
 def fetch(http: httpx.Client, path: str, params: Any, binary: bool) -> Callable[[], int]:
