@@ -69,6 +69,7 @@ def _reads(c: AppClient, run: tuple[str, str]) -> dict[str, Any]:
     export = c.get(path + "/export", params={"format": "binary"}, headers=R)
     return {"listed": run[1] in _runs(c), "table": run[1] in _table(c, run[0]),
             "metrics": len(c.get(path + "/metrics", headers=R).json()["metrics"]),
+            "keys": c.get("/api/v1/keys", params={"run": f"{q(run[0])}/{q(run[1])}"}, headers=R).json()["total"],
             "series": series["total"], "series_many": many["series"][0]["total"],
             "histograms": len(c.get(path + "/histograms", params={"key": "weights"}, headers=R).json()["histograms"]),
             "texts": len(c.get(path + "/texts", headers=R).json()["texts"]),
@@ -104,15 +105,15 @@ def test_a_renamed_and_retagged_run_keeps_its_identity_and_curves(client):
 def test_a_deleted_run_is_gone_from_every_read_and_stays_gone(client):
     wait_until(lambda: _reads(client, DOOMED)["alerts"] and _reads(client, KEPT)["alerts"], 30, "the NaN alerts")
     kept = _reads(client, KEPT)
-    assert _reads(client, DOOMED) == kept == {"listed": True, "table": True, "metrics": 3, "series": 2000,
+    assert _reads(client, DOOMED) == kept == {"listed": True, "table": True, "metrics": 3, "keys": 1, "series": 2000,
                                              "series_many": 2000, "histograms": 1, "texts": 1, "export": 200,
                                              "alerts": kept["alerts"]}
     path = f"/api/v1/runs/{q(DOOMED[0])}/{q(DOOMED[1])}"
     assert client.delete(path, headers=R).status_code == 403
     resp = client.delete(path, headers=W)
     assert models.ApiRunDeleted.model_validate_json(resp.content).deleted
-    gone = {"listed": False, "table": False, "metrics": 0, "series": 0, "series_many": 0, "histograms": 0, "texts": 0,
-            "export": 404, "alerts": 0}
+    gone = {"listed": False, "table": False, "metrics": 0, "keys": 0, "series": 0, "series_many": 0, "histograms": 0,
+            "texts": 0, "export": 404, "alerts": 0}
     assert _reads(client, DOOMED) == gone
     assert _reads(client, KEPT) == kept
     assert client.delete(path, headers=W).status_code == 404

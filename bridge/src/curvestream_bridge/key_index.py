@@ -128,27 +128,30 @@ class KeyIndexCache:
     """Indices of the runs asked recently: a page scrolling through sections asks
     for a range of keys per screen, and an index of 10,000 keys takes ~0.1 s of
     a core to build. Kept ``max_age_s`` (new keys appear as runs log), or read
-    again when asked ``fresh`` (a page that saw a key it does not know)."""
+    again when asked ``fresh`` (a page that saw a key it does not know) or once
+    ``generation()`` moved (a run was deleted: its keys go at once)."""
 
     def __init__(self, read: Callable[[list[tuple[str, str]]], list[list[MetricRecord]]], max_age_s: float = 10.0,
-                 entries: int = 16, clock: Callable[[], float] = time.monotonic) -> None:
+                 entries: int = 16, clock: Callable[[], float] = time.monotonic,
+                 generation: Callable[[], int] = lambda: 0) -> None:
         self._read = read
         self.max_age_s = max_age_s
         self._entries = entries
         self._clock = clock
+        self._generation = generation
         self._lock = threading.Lock()
-        self._kept: dict[tuple[tuple[str, str], ...], tuple[float, KeyIndex]] = {}
+        self._kept: dict[tuple[tuple[str, str], ...], tuple[float, int, KeyIndex]] = {}
 
     def index(self, runs: list[tuple[str, str]], fresh: bool = False) -> KeyIndex:
         ident = tuple(runs)
-        now = self._clock()
+        now, generation = self._clock(), self._generation()
         with self._lock:
             kept = self._kept.get(ident)
-        if kept is not None and now - kept[0] <= self.max_age_s and not fresh:
-            return kept[1]
+        if kept is not None and now - kept[0] <= self.max_age_s and kept[1] == generation and not fresh:
+            return kept[2]
         index = KeyIndex.of(self._read(runs))
         with self._lock:
-            self._kept[ident] = (now, index)
+            self._kept[ident] = (now, generation, index)
             while len(self._kept) > self._entries:
                 self._kept.pop(next(iter(self._kept)))
         return index

@@ -53,6 +53,7 @@ class BridgeApi:
         self._subscriber = subscriber
         self._receipts = receipts
         self._deleted = deleted if deleted is not None else DeletedRuns(store)
+        self.deletions = 0  # runs deleted through this API: what is kept of runs is read again when it moves
 
     @property
     def read_token(self) -> str:
@@ -109,6 +110,7 @@ class BridgeApi:
         done = delete_run(project, run, store=self.reader, ingest=self._ingest, deleted=self._deleted,
                           alerts=self._alerts, publish=publish)
         if done:
+            self.deletions += 1
             self._runs_changed()
         return done
 

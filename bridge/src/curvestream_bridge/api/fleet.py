@@ -35,7 +35,7 @@ class FleetReads:
     def __init__(self, api: BridgeApi) -> None:
         self.table = RunsTable(api.reader.runs)
         api.on_runs_changed(self.table.invalidate)
-        self.keys = KeyIndexCache(api.reader.metrics_many)
+        self.keys = KeyIndexCache(api.reader.metrics_many, generation=lambda: api.deletions)
 
 
 async def fleet_reads(conn: HTTPConnection, api: Api) -> FleetReads:
