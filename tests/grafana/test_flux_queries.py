@@ -111,16 +111,21 @@ def test_the_panels_readme_examples_are_valid_flux_that_read_the_rollups_and_kee
 
 def test_the_flux_and_influxql_curves_read_the_same_level_measurement_and_fields() -> None:
     """The two flavours are one query: the same rollup measurement, the level from the
-    same tag and interval, and the same selector on the same field for each of the four."""
+    same tag and interval, and the same selector on the same field for each of the four
+    (InfluxQL reads a level whose rows are the windows as it is: the field of the row is the
+    selector's answer over a window of one row; see test_influxql_levels.py)."""
     flux, influxql = query_library()["curves_m4"]["flux"], query_library()["curves_m4"]["influxql"]
     flux_pairs = set(re.findall(r'r\._field == "(\w+)"\) \|> (first|last|min|max)\(\)', flux))
     influxql_pairs = {(field, selector) for selector, field in re.findall(r'(first|last|min|max)\("(\w+)"\)', influxql)}
-    assert flux_pairs == influxql_pairs == {("first", "first"), ("min", "min"), ("max", "max"), ("last", "last")}
+    as_is = {(field, field) for field in re.findall(r'SELECT "(\w+)" AS "value" FROM', influxql)}
+    assert flux_pairs == influxql_pairs == as_is == {("first", "first"), ("min", "min"), ("max", "max"),
+                                                     ("last", "last")}
     assert re.findall(r'r\._measurement == "(\w+)"', flux) == ["cs_rollup_time"]
     assert set(re.findall(r'FROM "(\w+)"', influxql)) == {"cs_rollup_time"}
     assert 'strings.containsStr(v: r.grafana_interval_ms, substr: level)' in flux
     assert 'level = ":" + string(v: int(v: v.windowPeriod) / 1000000) + ":"' in flux  # the interval in ms
-    assert influxql.count('"grafana_interval_ms" =~ /:$__interval_ms:/') == 4
+    assert influxql.count('"grafana_interval_ms" =~ /^:$__interval_ms:/') == 4  # the rows are the windows
+    assert influxql.count('"grafana_interval_ms" =~ /.:$__interval_ms:/') == 4  # grouped into windows
     assert "window(every: v.windowPeriod)" in flux and influxql.count("GROUP BY time($__interval)") == 4
 
 

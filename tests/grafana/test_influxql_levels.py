@@ -8,6 +8,7 @@ the query reads and returns O(width) rows."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
-from curvestream_bridge.store.influx.ladder import LADDER_MS
+from curvestream_bridge.store.influx.ladder import GRAFANA_INTERVALS_MS, LADDER_MS, interval_tag, plan_of_bottom
 from curvestream_bridge.store.influx.store import InfluxStore
 from grafana_kit import influxql_macros, interpolate_variables, panel_interval_ms, query_library
 from m4_golden import load_m4_vectors, window_queries
@@ -114,6 +115,30 @@ def test_every_width_and_zoom_draws_both_extremes_in_their_pixel_column_from_o_w
                 assert drawn_at == {bucket // interval * interval}, (view, value, t)
                 checked["below the bottom level"] += 1
     assert checked["exact column"] >= 20 and checked["below the bottom level"] >= 2, checked
+
+
+def test_a_level_whose_rows_are_the_windows_is_read_as_it_is_and_every_other_one_grouped() -> None:
+    """The curves query's two tag patterns split the level that answers an interval (``:N:`` in
+    its tag) in two: read as it is only where each of its rows is one whole window starting at
+    the row's time (the bucket a multiple of the interval), so that its first, min, max and last
+    fields are what first(), min(), max() and last() would answer for that window (InfluxDB emits
+    each field's values about twice as fast without GROUP BY time: bench/README.md); every other
+    level grouped into windows. Every level of every series' ladder, every interval of Grafana's."""
+    text = query_library()["curves_m4"]["influxql"]
+    as_is, grouped = dict.fromkeys(re.findall(r'"grafana_interval_ms" =~ /([^/]+)/', text))
+    assert (as_is, grouped) == ("^:$__interval_ms:", ".:$__interval_ms:")
+    read_as_is = 0
+    for bottom in LADDER_MS:
+        plan = plan_of_bottom(bottom)
+        for k, size in enumerate(plan.ladder):
+            tag, level_ms = interval_tag(plan, k), size // 10**6
+            for n in GRAFANA_INTERVALS_MS:
+                this, other = (bool(re.search(p.replace("$__interval_ms", str(n)), tag)) for p in (as_is, grouped))
+                assert this + other == (f":{n}:" in tag), (tag, n)  # exactly the level that answers n
+                if this:
+                    assert level_ms % n == 0, (tag, n)  # a row is a window of its own, at the row's time
+                    read_as_is += 1
+    assert read_as_is >= len(LADDER_MS) * 2  # each level's own interval, and 1 ms at each bottom level
 
 
 # ---------------------------------------------------------------------------------------- the M4 golden vectors
