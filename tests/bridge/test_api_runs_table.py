@@ -15,7 +15,7 @@ import pytest
 
 from curvestream_wire.v1 import run_pb2
 
-from bridge_client import AppClient, q, served_engine
+from bridge_client import AppClient, engine_store_url, q, served_bridge
 from curvestream_bridge.api.models import ApiRunsTable
 from curvestream_bridge.decode import DecodedBatch, ScalarColumn
 
@@ -46,9 +46,24 @@ def _fill(store) -> None:
 
 
 @pytest.fixture(scope="module", params=["duckdb", "influxdb"])
-def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppClient]:
-    with served_engine(request, tmp_path_factory, "runstable", _fill) as client:
-        yield client
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, AppClient]]:
+    with served_bridge(store=engine_store_url(request, tmp_path_factory, "runstable")) as (bridge, client):
+        _fill(bridge.store)
+        yield bridge, client
+
+
+@pytest.fixture(scope="module")
+def api(served: tuple[Any, AppClient]) -> AppClient:
+    return served[1]
+
+
+def test_the_store_reads_the_runs_asked_alone_as_it_reads_them_among_all(served):
+    store = served[0].store
+    everything = [r.to_json() for r in store.runs()]
+    asked = [("nlp", "run 05 ü"), ("vision", "run 02 ü"), ("nlp", "lr/0.1 %2F 50%"), ("nope", "run 05 ü")]
+    assert [r.to_json() for r in store.runs(asked)] == [r for r in everything if (r["project"], r["run"]) in asked]
+    assert [r.to_json() for r in store.runs([("vision", "run 02 ü")])][0]["state"] == "failed"
+    assert store.runs([]) == []
 
 
 def _table(api: AppClient, **params: Any) -> dict[str, Any]:

@@ -231,7 +231,9 @@ class StoreWriter(Protocol):
 class StoreReader(Protocol):
     """The query side of a store: used from any number of reader threads."""
 
-    def runs(self) -> list[RunRecord]: ...
+    def runs(self, refs: Sequence[tuple[str, str]] | None = None) -> list[RunRecord]:
+        """Every run, newest first; with ``refs`` (project, run pairs) only those of them
+        that are stored, read without reading the others."""
 
     def metrics(self, project: str, run: str) -> list[MetricRecord]: ...
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 
 import duckdb
 import numpy as np
@@ -125,14 +126,21 @@ def apply_statuses(cur: duckdb.DuckDBPyConnection, statuses: list[run_pb2.RunSta
                        status_ns = excluded.status_ns""", [time.time_ns()])
 
 
-def runs(cur: duckdb.DuckDBPyConnection) -> list[RunRecord]:
-    """Every run, newest first, with its count of scalar points (from the series' stats)."""
-    rows = cur.execute(
-        """SELECT r.project, r.run, r.meta_json, r.state, r.reason, r.status_ns, r.created_ns,
+def runs(cur: duckdb.DuckDBPyConnection, refs: Sequence[tuple[str, str]] | None = None) -> list[RunRecord]:
+    """Every run (or those of ``refs`` that are stored), newest first, with its count of scalar points
+    (from the series' stats)."""
+    select = """SELECT r.project, r.run, r.meta_json, r.state, r.reason, r.status_ns, r.created_ns,
                   coalesce((SELECT sum(count) FROM series s WHERE s.project = r.project AND s.run = r.run
                             AND s.kind = 'scalar'), 0)
-           FROM runs r ORDER BY coalesce(r.created_ns, 0) DESC, r.project, r.run"""
-    ).fetchall()
+           FROM runs r {where} ORDER BY coalesce(r.created_ns, 0) DESC, r.project, r.run"""
+    if refs is None:
+        rows = cur.execute(select.format(where="")).fetchall()
+    elif not refs:
+        return []
+    else:
+        with scan(cur, "wanted_runs", _run_columns(list(dict.fromkeys(refs)))):
+            rows = cur.execute(select.format(
+                where="WHERE (r.project, r.run) IN (SELECT (project, run) FROM wanted_runs)")).fetchall()
     out = []
     for project, run, meta_json, state, reason, status_ns, created_ns, points in rows:
         rec = record_from_meta(project, run, json.loads(meta_json) if meta_json else None)

@@ -272,9 +272,9 @@ class DuckDBStore(StoreWriter, StoreReader, AlertStateStore, lifecycle.DuckDBLif
 
     # ------------------------------------------------------------------ reading
     @mapped
-    def runs(self) -> list[RunRecord]:
+    def runs(self, refs: Sequence[tuple[str, str]] | None = None) -> list[RunRecord]:
         cur = self._cursor()
-        return apply_edits(runrecords.runs(cur), lifecycle.edits(cur))
+        return apply_edits(runrecords.runs(cur, refs), lifecycle.edits(cur))
 
     def metrics(self, project: str, run: str) -> list[MetricRecord]:
         return self.metrics_many([(project, run)])[0]

@@ -310,13 +310,22 @@ class InfluxStore(SeriesOneByOne, MetricsOneByOne, StoreWriter, StoreReader, Ale
                 self._db.write(state, meta=True)
 
     # ------------------------------------------------------------------ reading
-    def runs(self) -> list[RunRecord]:
+    def runs(self, refs: Sequence[tuple[str, str]] | None = None) -> list[RunRecord]:
+        where = ""
+        if refs is not None:
+            wanted = set(refs)
+            if len(wanted) > 200:  # a statement of that many OR terms costs more than reading all
+                return [r for r in self.runs() if (r.project, r.run) in wanted]
+            if not wanted:
+                return []
+            where = " WHERE " + " OR ".join(f'("project" = {tag_literal(p)} AND "run" = {tag_literal(r)})'
+                                            for p, r in dict.fromkeys(refs))
         points = {}
-        for s in self._db.series('SELECT count("step") FROM "cs_scalar" GROUP BY "project", "run"'):
+        for s in self._db.series(f'SELECT count("step") FROM "cs_scalar"{where} GROUP BY "project", "run"'):
             tags = s.get("tags", {})
             points[(decode_tag(tags.get("project", "")), decode_tag(tags.get("run", "")))] = s["values"][0][1]
         out = []
-        for s in self._db.series(f'SELECT * FROM {self._db.meta("cs_run")} GROUP BY "project", "run"'):
+        for s in self._db.series(f'SELECT * FROM {self._db.meta("cs_run")}{where} GROUP BY "project", "run"'):
             tags = s.get("tags", {})
             project, run = decode_tag(tags.get("project", "")), decode_tag(tags.get("run", ""))
             row = dict(zip(s["columns"], s["values"][-1]))
