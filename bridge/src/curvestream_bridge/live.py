@@ -72,7 +72,8 @@ class LiveHub:
         self._clients: set[_Client] = set()
         self._task: asyncio.Task | None = None
         self.grafana: GrafanaLivePusher | None = None
-        self.on_runs_changed: Callable[[], None] | None = None  # a run was added, or its status or metadata came
+        # which runs were added or got a status or metadata; with True: which only got points stored
+        self.on_runs_changed: Callable[[set[tuple[str, str]], bool], None] | None = None
 
     @property
     def client_count(self) -> int:
@@ -107,17 +108,22 @@ class LiveHub:
 
     def stored(self, batches: Sequence[DecodedBatch]) -> None:
         """Stored: a run the hub had not seen is announced (the runs list has it now)."""
-        changed = False
+        changed: set[tuple[str, str]] = set()
+        grown: set[tuple[str, str]] = set()
         with self._lock:
             for b in batches:
                 run_key = (b.project, b.run)
-                changed |= b.meta is not None or b.status is not None
+                grown.add(run_key)
+                if b.meta is not None or b.status is not None:
+                    changed.add(run_key)
                 if run_key not in self._known_runs:
                     self._known_runs.add(run_key)
                     self._events.append({"type": "run", "project": b.project, "run": b.run})
-                    changed = True
+                    changed.add(run_key)
         if changed:
-            self._runs_changed()
+            self._runs_changed(changed)
+        if grown - changed:
+            self._runs_changed(grown - changed, points_only=True)
         self._wake_up()
 
     def status(self, status: run_pb2.RunStatus) -> None:
@@ -126,12 +132,16 @@ class LiveHub:
                 self._known_runs.discard((status.project, status.run))  # an ended run holds nothing here
             self._events.append({"type": "status", "project": status.project, "run": status.run,
                                  "state": state_name(status.state), "reason": status.reason})
-        self._runs_changed()
+        self._runs_changed({(status.project, status.run)})
         self._wake_up()
 
-    def _runs_changed(self) -> None:
+    def meta(self, meta: run_pb2.RunMeta) -> None:
+        """A run's metadata came on its own topic (the runs table reads that run again)."""
+        self._runs_changed({(meta.project, meta.run)})
+
+    def _runs_changed(self, runs: set[tuple[str, str]], points_only: bool = False) -> None:
         if self.on_runs_changed is not None:
-            self.on_runs_changed()
+            self.on_runs_changed(runs, points_only)
 
     def alert(self, alert: dict[str, Any]) -> None:
         """An alert changed: pushed to the sockets watching its run."""

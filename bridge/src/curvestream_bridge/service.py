@@ -165,6 +165,9 @@ class _BridgeListener(IngestListener):
     def status(self, status: Any) -> None:
         self.bridge._on_status(status)
 
+    def meta(self, meta: Any) -> None:
+        self.bridge.live.meta(meta)
+
 
 def _serve(bridge: Bridge, on_ready: Any = None) -> None:
     host, port = parse_addr(bridge.settings.http_addr)

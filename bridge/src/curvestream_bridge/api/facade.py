@@ -82,15 +82,16 @@ class BridgeApi:
         """(offset, correction) in seconds of the run's trainer clock, or None when unknown."""
         return self._ingest.clocks.of_run(project, run)
 
-    def on_runs_changed(self, callback: Callable[[], None]) -> None:
-        """``callback()`` (on the ingest's thread) when a run is added or its status or metadata come,
-        and (on the API's) when a run is edited or deleted."""
+    def on_runs_changed(self, callback: Callable[[set[tuple[str, str]], bool], None]) -> None:
+        """``callback(runs, False)`` with the (project, run) pairs concerned (on the ingest's thread) when
+        runs are added or their status or metadata come, and (on the API's) when a run is edited or deleted;
+        ``callback(runs, True)`` when runs only got points stored."""
         self._live.on_runs_changed = callback
 
-    def _runs_changed(self) -> None:
+    def _runs_changed(self, project: str, run: str) -> None:
         callback = self._live.on_runs_changed
         if callback is not None:
-            callback()
+            callback({(project, run)}, False)
 
     def pending_batches(self, project: str, run: str) -> int | None:
         """A finished run's batches up to its final status not stored yet (None: no final status seen)."""
@@ -100,7 +101,7 @@ class BridgeApi:
         """Set a run's name, tags or notes; False when no such run is stored."""
         done = self.reader.edit_run(project, run, edits)  # type: ignore[attr-defined]
         if done:
-            self._runs_changed()
+            self._runs_changed(project, run)
         return done
 
     def delete_run(self, project: str, run: str) -> bool:
@@ -111,7 +112,7 @@ class BridgeApi:
                           alerts=self._alerts, publish=publish)
         if done:
             self.deletions += 1
-            self._runs_changed()
+            self._runs_changed(project, run)
         return done
 
     # ingest and parked batches

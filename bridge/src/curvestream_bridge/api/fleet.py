@@ -34,7 +34,7 @@ class FleetReads:
 
     def __init__(self, api: BridgeApi) -> None:
         self.table = RunsTable(api.reader.runs)
-        api.on_runs_changed(self.table.invalidate)
+        api.on_runs_changed(self.table.changed)
         self.keys = KeyIndexCache(api.reader.metrics_many, generation=lambda: api.deletions)
 
 

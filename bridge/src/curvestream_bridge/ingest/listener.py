@@ -34,3 +34,6 @@ class IngestListener:
 
     def status(self, status: run_pb2.RunStatus) -> None:
         """A run's status was applied (from its topic, or riding in a batch after its points)."""
+
+    def meta(self, meta: run_pb2.RunMeta) -> None:
+        """A run's metadata came on its own topic and was stored."""

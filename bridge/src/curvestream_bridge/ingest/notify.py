@@ -74,3 +74,9 @@ class Notifier:
             log.exception("curvestream bridge: status fan-out failed")
         if status.state in _ENDED and self.on_ended is not None:
             self.on_ended(status)
+
+    def meta(self, meta: run_pb2.RunMeta) -> None:
+        try:
+            self.listener.meta(meta)
+        except Exception:
+            log.exception("curvestream bridge: metadata fan-out failed")

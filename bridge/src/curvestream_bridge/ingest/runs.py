@@ -47,3 +47,4 @@ class RunMessages:
     def _meta(self, m: Message) -> None:
         meta = decode_meta(m.payload, m.topic_run)  # type: ignore[arg-type]
         self.retry(lambda: self.store.apply_meta(meta))
+        self.notify.meta(meta)
