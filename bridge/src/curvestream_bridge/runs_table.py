@@ -3,13 +3,16 @@ on the bridge (``GET /api/v1/runs/table``), so a page shows 100 rows of 10,000
 runs without ever holding the other 9,900.
 
 The run records are read from the store into a :class:`RunsSnapshot` (with
-each run's search text, sort keys and config texts worked out once), kept
-while nothing changed: a new run, a status or new metadata invalidate it (the
-live hub says so as it pushes them) and the next query reads the store
-again. A snapshot older than ``max_age_s`` still answers, while a thread of
-its own reads a fresh one (point counts move with every write: they may lag
-that much). A query then only filters and sorts the snapshot: tens of ms for
-10,000 runs, where reading them from the store takes ~100 ms.
+each run's search text, sort keys and config texts worked out once). A run
+that changes (added, a status, metadata, edited, deleted: the live hub and the
+API say which) is read again alone, before the next query answers; a run that
+only got points is read again once the snapshot is older than ``max_age_s``,
+by a thread of its own while the old snapshot answers (its point count may lag
+that much). The other runs' rows are kept: a fleet's steady trickle of status
+changes costs one run's read each, not the 10,000 runs' (~300 ms CPU). Every
+run is read again only after :meth:`RunsTable.invalidate` and every
+``full_every_s`` (a store shared with another bridge changes unsaid). A query
+then only filters and sorts the snapshot: tens of ms for 10,000 runs.
 
 The filters are the page's, with its meaning (``page/runFilter.ts``): every
 word of ``search`` in the run's project, name, state, group, host, commit,
@@ -20,6 +23,7 @@ runs with firing alerts.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import logging
 import math
@@ -68,19 +72,34 @@ class _Row:
     json: dict[str, Any]  # the record as the runs list answers it
     text: str  # what the search looks in, lowercased
     configs: dict[str, str]  # config key -> its value's text
-    names: tuple  # natural keys of (project, run name): the order of ties
-
-    @property
-    def ref(self) -> tuple[str, str]:
-        return self.record.project, self.record.run
+    names: tuple  # natural keys of (project, run name), then run and project: the order of ties
+    ref: tuple[str, str]  # (project, run)
 
 
 class RunsSnapshot:
     """The runs as read at one moment, ready to be filtered and sorted."""
 
     def __init__(self, records: Iterable[RunRecord]) -> None:
-        self.rows = [_row(r) for r in records]
-        self.by_ref = {row.ref: row for row in self.rows}
+        rows = [_row(r) for r in records]
+        self._set_rows(rows, {row.ref: row for row in rows})
+
+    @classmethod
+    def of_rows(cls, by_ref: dict[tuple[str, str], _Row], old: RunsSnapshot | None = None,
+                changed: set[tuple[str, str]] | None = None) -> RunsSnapshot:
+        """A snapshot of rows already worked out (those of runs that did not change are kept). The orders
+        ``old`` kept are kept too, the ``changed`` runs' rows taken out and put back in their places."""
+        snap = cls.__new__(cls)
+        snap._set_rows(list(by_ref.values()), by_ref)
+        if old is not None and changed is not None and len(changed) <= max(100, len(by_ref) // 20):
+            with old._lock:
+                orders = dict(old._orders)
+            fresh = [snap.by_ref[ref] for ref in changed if ref in snap.by_ref]
+            snap._orders = {sort: _reordered(order, sort, changed, fresh) for sort, order in orders.items()}
+        return snap
+
+    def _set_rows(self, rows: list[_Row], by_ref: dict[tuple[str, str], _Row]) -> None:
+        self.rows = rows
+        self.by_ref = by_ref
         self._facets: dict[str | None, dict[str, list[str]]] = {}
         self._orders: dict[str, list[_Row]] = {}
         self._lock = threading.Lock()
@@ -144,7 +163,7 @@ class RunsSnapshot:
         """The distinct texts of one config key among the runs: by number when all are numbers."""
         values = {row.configs[key] for row in self.rows
                   if key in row.configs and (project is None or row.record.project == project)}
-        return sorted(values, key=_number_or_text(values))
+        return sorted(sorted(values), key=_number_or_text(values))  # "1" and "1.0": in one order always
 
 
 def _number_or_text(values: set[str]) -> Callable[[str], Any]:
@@ -164,8 +183,8 @@ def _row(r: RunRecord) -> _Row:
     configs = {str(k): config_text(v) for k, v in (r.config or {}).items()} if isinstance(r.config, dict) else {}
     parts = [r.project, r.run, json.get("name") or "", r.state, r.group, r.host, r.git_commit, *r.tags,
              *(f"{k}={v}" for k, v in configs.items())]
-    names = (natural_key(r.project), natural_key(json.get("name") or r.run), r.run)
-    return _Row(r, json, "\n".join(parts).lower(), configs, names)
+    names = (natural_key(r.project), natural_key(json.get("name") or r.run), r.run, r.project)
+    return _Row(r, json, "\n".join(parts).lower(), configs, names, (r.project, r.run))
 
 
 def _sort_key(field: str, firing: dict[tuple[str, str], int]) -> Callable[[_Row], Any]:
@@ -177,13 +196,44 @@ def _sort_key(field: str, firing: dict[tuple[str, str], int]) -> Callable[[_Row]
         "started": started,
         "updated": lambda row: row.record.updated_ns or -math.inf,
         "project": lambda row: row.names[0],
-        "run": lambda row: row.names[1:],
+        "run": lambda row: row.names[1:3],
         "state": lambda row: row.record.state,
         "group": lambda row: natural_key(row.record.group),
         "points": lambda row: row.record.points,
         "alerts": lambda row: firing.get(row.ref, 0),
     }
     return keys[field]
+
+
+class _Descending:
+    """A sort key compared the other way round."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Descending) -> bool:
+        return other.value < self.value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Descending) and self.value == other.value
+
+
+def _reordered(order: list[_Row], sort: str, changed: set[tuple[str, str]], fresh: list[_Row]) -> list[_Row]:
+    """``order`` (as :func:`sort_rows` made it) without the ``changed`` runs' rows, with the ``fresh`` ones
+    put where :func:`sort_rows` would."""
+    field_key = _sort_key(sort.lstrip("-"), {})
+    if sort.startswith("-"):
+        def key(row: _Row) -> tuple:
+            return _Descending(field_key(row)), row.names
+    else:
+        def key(row: _Row) -> tuple:
+            return field_key(row), row.names
+    kept = [row for row in order if row.ref not in changed]
+    for row in fresh:
+        kept.insert(bisect.bisect_right(kept, key(row), key=key), row)
+    return kept
 
 
 def sort_rows(rows: list[_Row], sort: str, firing: dict[tuple[str, str], int]) -> list[_Row]:
@@ -197,48 +247,106 @@ def sort_rows(rows: list[_Row], sort: str, firing: dict[tuple[str, str], int]) -
 
 
 class RunsTable:
-    """Keeps the :class:`RunsSnapshot` the queries read (see the module docstring)."""
+    """Keeps the :class:`RunsSnapshot` the queries read (see the module docstring).
 
-    def __init__(self, read_runs: Callable[[], list[RunRecord]], max_age_s: float = 5.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    ``read_runs()`` reads every run, ``read_runs(refs)`` only those (project, run) pairs.
+    A run that changed is read again alone and its row replaced in a new snapshot; a read
+    of every run happens first, after :meth:`invalidate` and every ``full_every_s`` (in the
+    background: a store another bridge writes too changes without telling this one)."""
+
+    def __init__(self, read_runs: Callable[..., list[RunRecord]], max_age_s: float = 5.0,
+                 full_every_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._read_runs = read_runs
         self.max_age_s = max_age_s
+        self.full_every_s = full_every_s
         self._clock = clock
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one read of the store installed at a time
+        self._marks = threading.Lock()  # what changed meanwhile; never held while the store is read
         self._snapshot: RunsSnapshot | None = None
-        self._built = 0.0
-        self._generation = 0
-        self._seen = -1
+        self._changed: set[tuple[str, str]] = set()
+        self._everything = False
+        self._grown: set[tuple[str, str]] = set()
+        self._reads = 0  # reads started, in order
+        self._read_of: dict[tuple[str, str], int] = {}  # the read a run's row (or absence) comes from
+        self._full_at = 0.0  # when the newest installed read of every run started
+        self._grown_at = 0.0  # when the newest installed read of the grown runs started
         self._refreshing = False
 
     def invalidate(self) -> None:
-        """A run was added or changed its state or metadata: the next query reads the runs again."""
-        self._generation += 1
+        """Anything may have changed: the next query reads every run again."""
+        self.changed(None)
+
+    def changed(self, refs: Iterable[tuple[str, str]] | None, points_only: bool = False) -> None:
+        """These runs were added, edited, deleted or got a status or metadata: the next query reads them
+        again (``None``: every run). ``points_only``: they only got points; read again once the snapshot
+        is older than ``max_age_s``, in the background."""
+        with self._marks:
+            if refs is None:
+                self._everything = True
+            elif points_only:
+                self._grown.update(refs)
+            else:
+                self._changed.update(refs)
 
     def snapshot(self) -> RunsSnapshot:
         with self._lock:  # one read of the store at a time; the others wait for it and share it
-            if self._snapshot is None or self._seen != self._generation:
-                self._rebuild()
-            elif self._clock() - self._built > self.max_age_s and not self._refreshing:
-                self._refreshing = True
-                threading.Thread(target=self._refresh, name="curvestream-runs-table", daemon=True).start()
+            with self._marks:
+                everything, changed = self._everything or self._snapshot is None, self._changed
+                self._everything, self._changed = False, set()
+            if everything:
+                self._install(*self._read(None), None)
+            elif changed:
+                self._install(*self._read(changed), changed)
+            now = self._clock()
+            if not self._refreshing:
+                full = now - self._full_at > self.full_every_s
+                if full or (now - self._grown_at > self.max_age_s and self._grown):
+                    self._refreshing = True
+                    threading.Thread(target=self._refresh, args=(full,), name="curvestream-runs-table",
+                                     daemon=True).start()
             return self._snapshot  # type: ignore[return-value]
 
-    def _rebuild(self) -> None:
-        generation = self._generation
-        built = self._clock()
-        self._snapshot = RunsSnapshot(self._read_runs())
-        self._built, self._seen = built, generation
+    def _read(self, refs: set[tuple[str, str]] | None) -> tuple[int, float, list[RunRecord]]:
+        with self._marks:
+            self._reads += 1
+            number = self._reads
+        started = self._clock()
+        return number, started, (self._read_runs() if refs is None else self._read_runs(sorted(refs)))
 
-    def _refresh(self) -> None:
-        """Read the runs without holding the lock (queries go on with the old snapshot), then swap."""
+    def _install(self, number: int, started: float, records: list[RunRecord],
+                 refs: set[tuple[str, str]] | None) -> None:
+        """A new snapshot: the rows of the runs read replaced (or dropped: gone from the store), the
+        others kept; a run a later read already installed keeps that one's row. Under ``_lock``."""
+        old = self._snapshot
+        rows: dict[tuple[str, str], _Row] = dict(old.by_ref) if old is not None else {}
+        fresh = {(r.project, r.run): r for r in records}
+        read_of = self._read_of
+        for ref in (set(rows) | set(fresh)) if refs is None else refs:
+            if read_of.get(ref, 0) > number:
+                continue
+            read_of[ref] = number
+            record = fresh.get(ref)
+            if record is None:
+                rows.pop(ref, None)
+            else:
+                rows[ref] = _row(record)
+        self._snapshot = RunsSnapshot.of_rows(rows, old, refs)
+        self._grown_at = max(self._grown_at, started)
+        if refs is None:
+            self._full_at = max(self._full_at, started)
+
+    def _refresh(self, full: bool) -> None:
+        """Read the grown runs (or every run) without holding the lock (queries go on with the old
+        snapshot), then install them."""
+        with self._marks:
+            grown, self._grown = self._grown, set()
         try:
-            generation, built = self._generation, self._clock()
-            fresh = RunsSnapshot(self._read_runs())
+            read = self._read(None if full else grown)
             with self._lock:
-                if built > self._built:  # no read started later has been installed meanwhile
-                    self._snapshot, self._built, self._seen = fresh, built, generation
+                self._install(*read, None if full else grown)
         except Exception:
+            with self._marks:
+                self._grown |= grown
             log.exception("curvestream bridge: reading the runs for the runs table failed")
         finally:
             self._refreshing = False
