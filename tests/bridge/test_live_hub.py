@@ -440,3 +440,20 @@ def test_a_run_that_ended_is_let_go_by_the_hub():
     assert ("p", "r") in hub._known_runs
     hub.status(run_pb2.RunStatus(project="p", run="r", state=run_pb2.RUN_STATE_FINISHED))
     assert ("p", "r") not in hub._known_runs
+
+
+def test_the_hub_names_the_runs_that_changed_and_those_that_only_got_points():
+    hub = LiveHub()
+    heard: list[tuple[set, bool]] = []
+    hub.on_runs_changed = lambda runs, points_only: heard.append((runs, points_only))
+    hub.stored([DecodedBatch(b"p", 1, "p", "new", [], [], [], None, None, 0)])
+    assert heard == [({("p", "new")}, False)], "a new run"
+    heard.clear()
+    meta = run_pb2.RunMeta(project="p", run="b")
+    hub.stored([DecodedBatch(b"p", 2, "p", "new", [], [], [], None, None, 0),
+                DecodedBatch(b"q", 1, "p", "b", [], [], [], meta, None, 0)])
+    assert heard == [({("p", "b")}, False), ({("p", "new")}, True)], "metadata; points only"
+    heard.clear()
+    hub.status(run_pb2.RunStatus(project="p", run="new", state=run_pb2.RUN_STATE_FINISHED))
+    hub.meta(run_pb2.RunMeta(project="p", run="c"))
+    assert heard == [({("p", "new")}, False), ({("p", "c")}, False)]

@@ -16,13 +16,17 @@ from curvestream_bridge.store.duckdb.store import DuckDBStore
 
 
 class Statuses(IngestListener):
-    """The statuses ingest applied, as run:STATE."""
+    """The statuses ingest applied, as run:STATE, and the runs whose metadata it stored."""
 
-    def __init__(self, heard: list[str]) -> None:
+    def __init__(self, heard: list[str], metas: list[str]) -> None:
         self.heard = heard
+        self.metas = metas
 
     def status(self, status) -> None:
         self.heard.append(f"{status.run}:{run_pb2.RunState.Name(status.state)}")
+
+    def meta(self, meta) -> None:
+        self.metas.append(meta.run)
 
 
 class Bridge:
@@ -30,9 +34,10 @@ class Bridge:
         self.store = DuckDBStore(str(path))
         self.acked: list[int] = []
         self.statuses: list[str] = []
+        self.metas: list[str] = []
         settings = BridgeSettings(mqtt_url="", store="duckdb:///unused.duckdb", parked_dir="")
         self.ingest = Ingest(self.store, settings, Metrics(), publish_commit=lambda *_: None,
-                             listener=Statuses(self.statuses))
+                             listener=Statuses(self.statuses, self.metas))
 
     def send(self, kind: str, payload: bytes, run: str, mid: int, retained: bool) -> None:
         self.ingest.process([Message(kind, payload, "mqtt", ("p", run), ack=lambda: self.acked.append(mid),
@@ -71,6 +76,7 @@ def test_a_live_meta_or_status_lists_a_run_at_once_and_brings_what_was_held_for_
     assert (quiet["config"], quiet["state"], quiet["points"]) == ({"lr": 0.5}, "running", 0)
     bridge.send(Kind.META, meta("fresh", 0.2), "fresh", 3, retained=False)  # a trainer starting now
     assert bridge.runs()["fresh"]["config"] == {"lr": 0.2}
+    assert bridge.metas == ["quiet", "fresh"], "the listener hears of metadata stored (the runs table reads it)"
     bridge.store.close()
 
 
