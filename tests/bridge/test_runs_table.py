@@ -119,3 +119,32 @@ def test_grown_runs_are_read_alone_in_the_background_once_the_snapshot_is_old():
     table.snapshot()
     wait_until(lambda: len(asked) == 3, 10, "the read of every run")
     assert asked[2] is None
+
+
+def test_a_read_of_every_run_installed_after_a_runs_own_read_keeps_that_runs_newer_row():
+    runs, now = _Runs(), [0.0]
+    runs.records = _fleet(10)
+    hold, read_all = threading.Event(), threading.Event()
+    hold.set()
+
+    def read(refs=None):
+        found = runs(refs)
+        if refs is None and not hold.is_set():  # read before the change below, installed after it
+            read_all.set()
+            hold.wait(10)
+        return found
+
+    table = RunsTable(read, max_age_s=5.0, full_every_s=60.0, clock=lambda: now[0])
+    table.snapshot()
+    hold.clear()
+    now[0] = 61.0
+    table.snapshot()  # the background read of every run starts
+    assert read_all.wait(10)
+    runs.records[3].state = "failed"
+    table.changed({("p0", "run-3")})
+    patched = table.snapshot()
+    assert patched.by_ref[("p0", "run-3")].record.state == "failed"
+    hold.set()
+    wait_until(lambda: table.snapshot() is not patched, 10, "the read of every run installed")
+    assert table.snapshot().by_ref[("p0", "run-3")].record.state == "failed", "not the older read's row"
+    assert _answers(table.snapshot()) == _answers(RunsSnapshot(runs(None)))

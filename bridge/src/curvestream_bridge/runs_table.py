@@ -267,7 +267,8 @@ class RunsTable:
         self._everything = False
         self._grown: set[tuple[str, str]] = set()
         self._reads = 0  # reads started, in order
-        self._read_of: dict[tuple[str, str], int] = {}  # the read a run's row (or absence) comes from
+        self._full_read = 0  # the newest read of every run installed
+        self._read_of: dict[tuple[str, str], int] = {}  # a run read alone since: the read its row comes from
         self._full_at = 0.0  # when the newest installed read of every run started
         self._grown_at = 0.0  # when the newest installed read of the grown runs started
         self._refreshing = False
@@ -318,18 +319,31 @@ class RunsTable:
         """A new snapshot: the rows of the runs read replaced (or dropped: gone from the store), the
         others kept; a run a later read already installed keeps that one's row. Under ``_lock``."""
         old = self._snapshot
-        rows: dict[tuple[str, str], _Row] = dict(old.by_ref) if old is not None else {}
-        fresh = {(r.project, r.run): r for r in records}
-        read_of = self._read_of
-        for ref in (set(rows) | set(fresh)) if refs is None else refs:
-            if read_of.get(ref, 0) > number:
-                continue
-            read_of[ref] = number
-            record = fresh.get(ref)
-            if record is None:
-                rows.pop(ref, None)
-            else:
-                rows[ref] = _row(record)
+        if refs is None:
+            if number < self._full_read:
+                return  # a later read of every run is installed
+            later = {ref: n for ref, n in self._read_of.items() if n > number}  # runs read alone since
+            rows: dict[tuple[str, str], _Row] = {}
+            for record in records:
+                ref = (record.project, record.run)
+                if ref not in later:
+                    rows[ref] = _row(record)
+            for ref in later:
+                if old is not None and ref in old.by_ref:
+                    rows[ref] = old.by_ref[ref]
+            self._full_read, self._read_of = number, later
+        else:
+            rows = dict(old.by_ref) if old is not None else {}
+            fresh = {(r.project, r.run): r for r in records}
+            for ref in refs:
+                if max(self._read_of.get(ref, 0), self._full_read) > number:
+                    continue  # a later read installed this run
+                self._read_of[ref] = number
+                record = fresh.get(ref)
+                if record is None:
+                    rows.pop(ref, None)
+                else:
+                    rows[ref] = _row(record)
         self._snapshot = RunsSnapshot.of_rows(rows, old, refs)
         self._grown_at = max(self._grown_at, started)
         if refs is None:
