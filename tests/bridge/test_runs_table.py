@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 import threading
 
+import pytest
+
 from curvestream_bridge.runs_table import SORT_KEYS, RunsFilter, RunsSnapshot, RunsTable
 from curvestream_bridge.store.base import RunRecord
 from servers import wait_until
@@ -148,3 +150,36 @@ def test_a_read_of_every_run_installed_after_a_runs_own_read_keeps_that_runs_new
     wait_until(lambda: table.snapshot() is not patched, 10, "the read of every run installed")
     assert table.snapshot().by_ref[("p0", "run-3")].record.state == "failed", "not the older read's row"
     assert _answers(table.snapshot()) == _answers(RunsSnapshot(runs(None)))
+
+
+def test_status_changes_coming_all_the_time_do_not_hold_back_the_points():
+    runs, now = _Runs(), [0.0]
+    runs.records = _fleet(10)
+    table = RunsTable(runs, max_age_s=5.0, full_every_s=600.0, clock=lambda: now[0])
+    table.snapshot()
+    runs.records[1].points = 777
+    table.changed({("p1", "run-1")}, points_only=True)
+    for second in range(1, 13):  # another run's status every second
+        now[0] = float(second)
+        table.changed({("p2", "run-2")})
+        table.snapshot()
+    wait_until(lambda: table.snapshot().by_ref[("p1", "run-1")].record.points == 777, 10, "the grown run read")
+
+
+def test_a_changed_run_whose_read_failed_is_read_by_the_next_query():
+    runs, failing = _Runs(), [False]
+
+    def read(refs=None):
+        if failing[0]:
+            raise OSError("store unavailable")
+        return runs(refs)
+
+    table = RunsTable(read, max_age_s=1e9, full_every_s=1e9, clock=lambda: 0.0)
+    table.snapshot()
+    runs.records[0].points = 9
+    table.changed({("p", "a")})
+    failing[0] = True
+    with pytest.raises(OSError):
+        table.snapshot()
+    failing[0] = False
+    assert table.snapshot().by_ref[("p", "a")].record.points == 9

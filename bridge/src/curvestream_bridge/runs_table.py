@@ -294,10 +294,14 @@ class RunsTable:
             with self._marks:
                 everything, changed = self._everything or self._snapshot is None, self._changed
                 self._everything, self._changed = False, set()
-            if everything:
-                self._install(*self._read(None), None)
-            elif changed:
-                self._install(*self._read(changed), changed)
+            try:
+                if everything:
+                    self._install(*self._read(None), None)
+                elif changed:
+                    self._install(*self._read(changed), changed)
+            except BaseException:
+                self.changed(None if everything else changed)  # read again by the next query
+                raise
             now = self._clock()
             if not self._refreshing:
                 full = now - self._full_at > self.full_every_s
@@ -315,7 +319,7 @@ class RunsTable:
         return number, started, (self._read_runs() if refs is None else self._read_runs(sorted(refs)))
 
     def _install(self, number: int, started: float, records: list[RunRecord],
-                 refs: set[tuple[str, str]] | None) -> None:
+                 refs: set[tuple[str, str]] | None, grown: bool = False) -> None:
         """A new snapshot: the rows of the runs read replaced (or dropped: gone from the store), the
         others kept; a run a later read already installed keeps that one's row. Under ``_lock``."""
         old = self._snapshot
@@ -345,9 +349,10 @@ class RunsTable:
                 else:
                     rows[ref] = _row(record)
         self._snapshot = RunsSnapshot.of_rows(rows, old, refs)
-        self._grown_at = max(self._grown_at, started)
         if refs is None:
             self._full_at = max(self._full_at, started)
+        if refs is None or grown:
+            self._grown_at = max(self._grown_at, started)
 
     def _refresh(self, full: bool) -> None:
         """Read the grown runs (or every run) without holding the lock (queries go on with the old
@@ -357,7 +362,7 @@ class RunsTable:
         try:
             read = self._read(None if full else grown)
             with self._lock:
-                self._install(*read, None if full else grown)
+                self._install(*read, None if full else grown, grown=True)
         except Exception:
             with self._marks:
                 self._grown |= grown
