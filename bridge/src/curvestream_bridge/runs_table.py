@@ -343,11 +343,11 @@ class RunsTable:
                 if max(self._read_of.get(ref, 0), self._full_read) > number:
                     continue  # a later read installed this run
                 self._read_of[ref] = number
-                record = fresh.get(ref)
-                if record is None:
+                found = fresh.get(ref)
+                if found is None:
                     rows.pop(ref, None)
                 else:
-                    rows[ref] = _row(record)
+                    rows[ref] = _row(found)
         self._snapshot = RunsSnapshot.of_rows(rows, old, refs)
         if refs is None:
             self._full_at = max(self._full_at, started)
