@@ -33,14 +33,13 @@ from collections.abc import Callable
 
 import duckdb
 
-ROOT = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT.parent / "tests" / "browser"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests" / "browser"))  # fleet_store
 
-from curvestream_bridge.runs_table import RunsFilter, RunsTable  # noqa: E402
-from curvestream_bridge.store import open_store  # noqa: E402
-from fleet_store import add_runs, fleet_run_name  # noqa: E402
-from query_m4 import machine  # noqa: E402
+from curvestream_bridge.runs_table import RunsFilter, RunsTable
+from curvestream_bridge.store import open_store
+from fleet_store import add_runs, fleet_run_name
+from query_m4 import machine
 
 PROJECT = "table"
 

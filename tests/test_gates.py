@@ -24,7 +24,7 @@ SILENCER = re.compile(
     r"#\s*noqa\b|#\s*ruff:\s*noqa|#\s*type:\s*ignore|#\s*mypy:\s*ignore|#\s*pyright:\s*ignore"
     r"|@ts-ignore|@ts-expect-error|@ts-nocheck|eslint-disable|pragma:\s*no\s*cover"
 )
-CEILING = 72
+CEILING = 71
 """The count when the gates were set up (409 across these folders before them, 88 in the three packages'
 sources when the gates were planned); lower it when a silencing comment goes."""
 

@@ -309,7 +309,9 @@ class RunsTable:
                     self._refreshing = True
                     threading.Thread(target=self._refresh, args=(full,), name="curvestream-runs-table",
                                      daemon=True).start()
-            return self._snapshot  # type: ignore[return-value]
+            snapshot = self._snapshot
+            assert snapshot is not None  # installed by the read above, or by an earlier one
+            return snapshot
 
     def _read(self, refs: set[tuple[str, str]] | None) -> tuple[int, float, list[RunRecord]]:
         with self._marks:
